@@ -1,0 +1,84 @@
+import Ajv, { type ValidateFunction } from 'ajv';
+import { EVENT_CATALOG, isKnownEventType } from '../../domain/events/catalog';
+import type { EventType, NewEvent, StoredEvent } from '../../domain/events/payloads';
+import { findSecret } from '../../domain/events/secret-scan';
+import { upcast } from '../../domain/events/upcasters';
+import { CorruptEventError, InvalidEventPayloadError, SecretInPayloadError, UnknownEventTypeError } from '../../domain/errors';
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validators = new Map<string, ValidateFunction>();
+for (const [type, entry] of Object.entries(EVENT_CATALOG)) validators.set(type, ajv.compile(entry.schema));
+
+/**
+ * Refuses, before anything is written, an unknown type, a payload that does not match its schema,
+ * or a payload containing something that looks like a credential. Returns the version to store.
+ */
+export function encodeEvent(e: NewEvent, index: number): { type: EventType; version: number } {
+  if (!isKnownEventType(e.type)) {
+    throw new UnknownEventTypeError(`event #${index} has unknown type "${String(e.type)}"`, { index, type: e.type });
+  }
+  const validate = validators.get(e.type)!;
+  if (!validate(e.data)) {
+    const first = validate.errors?.[0];
+    const field = first ? `${first.instancePath || '(root)'} ${first.message ?? ''}`.trim() : 'payload';
+    throw new InvalidEventPayloadError(`event #${index} (${e.type}) is invalid: ${field}`, {
+      index,
+      type: e.type,
+      errors: (validate.errors ?? []).map((x) => ({ path: x.instancePath, message: x.message })),
+    });
+  }
+  const secret = findSecret(e.data);
+  if (secret) {
+    throw new SecretInPayloadError(
+      `event #${index} (${e.type}) contains what looks like a credential (${secret.kind}) at ${secret.path}; it was not stored`,
+      { index, type: e.type, path: secret.path, kind: secret.kind },
+    );
+  }
+  return { type: e.type, version: EVENT_CATALOG[e.type].currentVersion };
+}
+
+export interface EventRow {
+  id: string | number;
+  session_id: string;
+  run_id: string | null;
+  sequence: string | number;
+  event_type: string;
+  payload_schema_version: number;
+  payload: unknown;
+  actor_type: string;
+  actor_id: string | null;
+  tenant_id: string;
+  trace_id: string | null;
+  created_at: Date | string;
+}
+
+/** Decodes a stored row through the upcasters; a corrupt row raises CorruptEventError naming its id. */
+export function decodeEvent(row: EventRow): StoredEvent {
+  const id = Number(row.id);
+  let payload = row.payload;
+  if (typeof payload === 'string') {
+    try {
+      payload = JSON.parse(payload);
+    } catch {
+      throw new CorruptEventError(`event ${id} has a payload that is not valid JSON`, { eventId: id });
+    }
+  }
+  const { version, payload: data } = upcast(id, row.event_type, row.payload_schema_version, payload);
+  return {
+    id,
+    sessionId: row.session_id,
+    runId: row.run_id,
+    sequence: Number(row.sequence),
+    type: row.event_type as EventType,
+    schemaVersion: version,
+    data,
+    actorType: row.actor_type,
+    actorId: row.actor_id,
+    tenantId: row.tenant_id,
+    traceId: row.trace_id,
+    createdAt: row.created_at instanceof Date ? row.created_at.toISOString() : String(row.created_at),
+  } as StoredEvent;
+}
+
+export const EVENT_COLUMNS =
+  'id, session_id, run_id, sequence, event_type, payload_schema_version, payload, actor_type, actor_id, tenant_id, trace_id, created_at';

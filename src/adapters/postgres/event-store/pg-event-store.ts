@@ -1,0 +1,247 @@
+import type { Clock } from '../../../ports/clock';
+import type { AppendOptions, AppendResult, EventStore, GlobalPosition } from '../../../ports/event-store';
+import type { NewEvent, StoredEvent } from '../../../domain/events/payloads';
+import type { Principal } from '../../../domain/principal';
+import { PROJECTIONS, type Projection, type Row } from '../../../domain/projections';
+import { sessionProjection } from '../../../domain/projections/session-projection';
+import {
+  ConcurrencyConflict,
+  ConflictError,
+  InvalidEventPayloadError,
+  LeaseFencedError,
+  NotFoundError,
+} from '../../../domain/errors';
+import { pgError, type Database, type Queryable } from '../database';
+import { decodeEvent, encodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
+import { buildAppendStatement } from './append-statement';
+
+const MAX_ATTEMPTS = 30;
+
+/** A client-supplied idempotency key collided: the caller looks up the original. */
+export class IdempotencyKeyTaken extends ConflictError {}
+
+/** The Postgres event store: optimistic, gapless per-session sequences in one statement per append. */
+export class PgEventStore implements EventStore {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  append(sessionId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
+    return this.appendWith(this.db, sessionId, events, options);
+  }
+
+  /** Append on a given connection (inside the caller's transaction, e.g. the claim). */
+  async appendWith(q: Queryable, sessionId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
+    if (events.length === 0) throw new InvalidEventPayloadError('append needs at least one event', { sessionId });
+    const encoded = events.map((e, i) => ({ e, ...encodeEvent(e, i) }));
+    const inTransaction = q !== this.db;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.tryAppend(q, sessionId, encoded, options);
+      } catch (err) {
+        // Only a lost race is retried, and only when we own the transaction (a caller's
+        // transaction decides for itself).
+        if (!(err instanceof ConcurrencyConflict) || options.expectedSequence !== undefined || inTransaction || attempt >= MAX_ATTEMPTS) {
+          throw err;
+        }
+        await this.clock.sleep(Math.floor(Math.random() * Math.min(20, attempt * 2)) + 1);
+      }
+    }
+  }
+
+  private async tryAppend(
+    q: Queryable,
+    sessionId: string,
+    encoded: { e: NewEvent; type: StoredEvent['type']; version: number }[],
+    options: AppendOptions,
+  ): Promise<AppendResult> {
+    const createdAt = this.clock.nowIso();
+    const drafts: StoredEvent[] = encoded.map(({ e, type, version }) => ({
+      id: 0,
+      sessionId,
+      runId: e.runId ?? null,
+      sequence: 0,
+      type,
+      schemaVersion: version,
+      data: e.data,
+      actorType: e.actorType ?? 'system',
+      actorId: e.actorId ?? null,
+      tenantId: options.tenantId,
+      traceId: e.traceId ?? null,
+      createdAt,
+    }) as StoredEvent);
+
+    const state = await this.readState(q, sessionId, drafts);
+    const creating = drafts[0]!.type === 'session.created';
+    const sessionRow = state.get(sessionProjection)?.get(sessionId);
+    if (creating && sessionRow) throw new ConflictError(`session ${sessionId} already exists`, { sessionId });
+    if (!creating && !sessionRow) throw new NotFoundError(`session ${sessionId} does not exist`, { sessionId });
+    if (sessionRow && sessionRow.tenant_id !== options.tenantId) throw new NotFoundError(`session ${sessionId} does not exist`, { sessionId });
+    const last = sessionRow ? Number(sessionRow.next_event_sequence) : 0;
+    if (options.expectedSequence !== undefined && options.expectedSequence !== last) {
+      throw new ConcurrencyConflict(`session ${sessionId} is at sequence ${last}, expected ${options.expectedSequence}`, {
+        sessionId,
+        actual: last,
+        expected: options.expectedSequence,
+      });
+    }
+    if (options.fence) {
+      const run = state.get(PROJECTIONS[1]!)?.get(options.fence.runId);
+      const epoch = run ? Number(run.lease_epoch) : -1;
+      if (epoch !== options.fence.leaseEpoch) {
+        throw new LeaseFencedError(`run ${options.fence.runId} lease epoch is ${epoch}, writer holds ${options.fence.leaseEpoch}`, {
+          runId: options.fence.runId,
+          currentEpoch: epoch,
+          writerEpoch: options.fence.leaseEpoch,
+        });
+      }
+    }
+    const stored = drafts.map((d, i) => ({ ...d, sequence: last + i + 1 }) as StoredEvent);
+
+    // Fold the batch through every projection, starting from the rows as they are now.
+    const changed = new Map<Projection, Map<string, Row>>();
+    for (const ev of stored) {
+      for (const proj of PROJECTIONS) {
+        const key = proj.keyOf(ev);
+        if (key === null) continue;
+        const current = changed.get(proj)?.get(key) ?? state.get(proj)?.get(key);
+        const next = proj.evolve(current, ev);
+        if (next !== undefined && next !== current) {
+          if (!changed.has(proj)) changed.set(proj, new Map());
+          changed.get(proj)!.set(key, next);
+        }
+      }
+    }
+    const newSessionRow = changed.get(sessionProjection)?.get(sessionId);
+    if (!newSessionRow) throw new InvalidEventPayloadError(`batch for session ${sessionId} produced no session state`, { sessionId });
+    const lastSequence = last + stored.length;
+    const runIds = [...new Set(stored.map((s) => s.runId).filter((r): r is string => r !== null))];
+    const readyRunId = stored.some((s) => s.type === 'run.queued' || s.type === 'run.resumed' || s.type === 'run.released')
+      ? (stored.find((s) => s.type === 'run.queued' || s.type === 'run.resumed' || s.type === 'run.released')!.runId)
+      : null;
+    const statement = buildAppendStatement(sessionProjection, {
+      sessionId,
+      expectedSequence: creating ? null : last,
+      sessionRow: newSessionRow,
+      events: stored.map((s) => ({
+        session_id: s.sessionId,
+        run_id: s.runId,
+        sequence: s.sequence,
+        event_type: s.type,
+        payload_schema_version: s.schemaVersion,
+        payload: s.data,
+        actor_type: s.actorType,
+        actor_id: s.actorId,
+        tenant_id: s.tenantId,
+        trace_id: s.traceId,
+        created_at: s.createdAt,
+      })),
+      projectionRows: new Map([...changed].map(([proj, rows]) => [proj, [...rows.values()]])),
+      checkpoint: options.checkpoint
+        ? { ...options.checkpoint, lastSequence, createdAt }
+        : null,
+      notifyPayload: JSON.stringify({ s: sessionId, t: options.tenantId, r: runIds, from: last + 1, to: lastSequence }),
+      readyRunId,
+    });
+    let result;
+    try {
+      result = await q.query<{ ok: number; ids: { id: number; sequence: number }[] }>(statement.text, statement.values);
+    } catch (err) {
+      throw await this.translate(err, sessionId, options);
+    }
+    const row = result.rows[0]!;
+    if (row.ok !== 1) {
+      throw new ConcurrencyConflict(`session ${sessionId} moved past sequence ${last} during the append`, { sessionId });
+    }
+    const idBySeq = new Map(row.ids.map((x) => [Number(x.sequence), Number(x.id)]));
+    const events = stored.map((s) => ({ ...s, id: idBySeq.get(s.sequence) ?? 0 }) as StoredEvent);
+    return { events, lastSequence };
+  }
+
+  private async translate(err: unknown, sessionId: string, options: AppendOptions): Promise<unknown> {
+    const { code, constraint } = pgError(err);
+    if (code !== '23505') return err;
+    switch (constraint) {
+      case 'sessions_pkey':
+        return new ConflictError(`session ${sessionId} already exists`, { sessionId });
+      case 'events_session_sequence_key':
+        return new ConcurrencyConflict(`session ${sessionId} sequence was taken concurrently`, { sessionId });
+      case 'runs_one_active_per_session': {
+        const r = await this.db.query<{ id: string; status: string }>(
+          `SELECT id, status FROM runs WHERE session_id = $1 AND status NOT IN ('completed','failed','cancelled') LIMIT 1`,
+          [sessionId],
+        );
+        return new ConflictError(`session ${sessionId} already has an active run`, {
+          sessionId,
+          activeRunId: r.rows[0]?.id ?? null,
+          activeRunStatus: r.rows[0]?.status ?? null,
+        });
+      }
+      case 'idempotency_keys_pkey':
+        return new IdempotencyKeyTaken('idempotency key already used', { sessionId, tenantId: options.tenantId });
+      case 'tool_invocations_idempotency_key_key':
+        return new ConflictError('a tool invocation with this idempotency key already exists', { sessionId });
+      case 'checkpoints_run_version_key':
+        return new ConcurrencyConflict('checkpoint version already written', { sessionId });
+      default:
+        return new ConflictError(`unique constraint ${constraint ?? '?'} violated`, { sessionId, constraint });
+    }
+  }
+
+  /** Reads every row the batch will touch, in one round trip. */
+  private async readState(q: Queryable, sessionId: string, drafts: StoredEvent[]): Promise<Map<Projection, Map<string, Row>>> {
+    const parts: string[] = [];
+    const values: unknown[] = [];
+    for (const proj of PROJECTIONS) {
+      if (proj.keyColumn === null) continue;
+      const keys = new Set<string>();
+      if (proj === sessionProjection) keys.add(sessionId);
+      else for (const d of drafts) {
+        const k = proj.keyOf(d);
+        if (k !== null) keys.add(k);
+      }
+      if (keys.size === 0) continue;
+      values.push([...keys]);
+      parts.push(`SELECT '${proj.name}' AS p, to_jsonb(t) AS r FROM ${proj.table} t WHERE t.${proj.keyColumn} = ANY($${values.length}::uuid[])`);
+    }
+    const res = await q.query<{ p: string; r: Row }>(parts.join(' UNION ALL '), values);
+    const out = new Map<Projection, Map<string, Row>>();
+    for (const { p, r } of res.rows) {
+      const proj = PROJECTIONS.find((x) => x.name === p)!;
+      if (!out.has(proj)) out.set(proj, new Map());
+      out.get(proj)!.set(String(r[proj.keyColumn!]), r);
+    }
+    return out;
+  }
+
+  async listAfter(sessionId: string, sequence: number, principal: Principal, limit = 1000): Promise<StoredEvent[]> {
+    const res = await this.db.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE session_id = $1 AND tenant_id = $2 AND sequence > $3 ORDER BY sequence LIMIT $4`,
+      [sessionId, principal.tenantId, sequence, limit],
+    );
+    return res.rows.map(decodeEvent);
+  }
+
+  async listRunEvents(runId: string, principal: Principal, afterSequence = 0): Promise<StoredEvent[]> {
+    const res = await this.db.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE run_id = $1 AND tenant_id = $2 AND sequence > $3 ORDER BY id`,
+      [runId, principal.tenantId, afterSequence],
+    );
+    return res.rows.map(decodeEvent);
+  }
+
+  async readGlobal(after: GlobalPosition | null, limit: number): Promise<{ events: StoredEvent[]; position: GlobalPosition | null }> {
+    const res = await this.db.query<EventRow & { transaction_id: string }>(
+      `SELECT ${EVENT_COLUMNS}, transaction_id::text AS transaction_id FROM events
+        WHERE (transaction_id, id) > ($1::xid8, $2::bigint)
+          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY transaction_id, id
+        LIMIT $3`,
+      [after?.transactionId ?? '0', after?.eventId ?? 0, limit],
+    );
+    const events = res.rows.map(decodeEvent);
+    const lastRow = res.rows[res.rows.length - 1];
+    return { events, position: lastRow ? { transactionId: lastRow.transaction_id, eventId: Number(lastRow.id) } : after };
+  }
+}

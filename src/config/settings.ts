@@ -1,0 +1,58 @@
+import * as path from 'node:path';
+import { ConfigurationError } from '../domain/errors';
+import { projectRoot } from './project-root';
+
+/**
+ * Settings that differ between deployments (everything else is versioned YAML under config/).
+ * Every knob is listed and explained in .env.example.
+ */
+export interface Settings {
+  readonly databaseUrl: string | null;
+  readonly dataDir: string;
+  readonly host: string;
+  readonly port: number;
+  readonly logLevel: string;
+  readonly workerConcurrency: number;
+  readonly leaseSeconds: number;
+  readonly pollIntervalMs: number;
+  readonly fakeModelLatencyMs: number;
+  readonly defaultAgentId: string;
+  readonly openaiApiKeySet: boolean;
+  readonly anthropicApiKeySet: boolean;
+  readonly configDir: string;
+}
+
+function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ConfigurationError(`${name} must be an integer >= ${min}, got "${raw}"`, { name });
+  return n;
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  return {
+    databaseUrl: env.DATABASE_URL && env.DATABASE_URL.trim() !== '' ? env.DATABASE_URL.trim() : null,
+    dataDir: path.resolve(env.AGENT_DATA_DIR ?? '.data'),
+    host: env.HOST ?? '127.0.0.1',
+    port: intFrom(env, 'PORT', 3000),
+    logLevel: env.LOG_LEVEL ?? 'info',
+    workerConcurrency: intFrom(env, 'AGENT_WORKER_CONCURRENCY', 4, 1),
+    leaseSeconds: intFrom(env, 'AGENT_LEASE_SECONDS', 30, 3),
+    pollIntervalMs: intFrom(env, 'AGENT_POLL_INTERVAL_MS', 5000, 100),
+    fakeModelLatencyMs: intFrom(env, 'FAKE_MODEL_LATENCY_MS', 0),
+    defaultAgentId: env.AGENT_DEFAULT_AGENT ?? 'general',
+    openaiApiKeySet: Boolean(env.OPENAI_API_KEY),
+    anthropicApiKeySet: Boolean(env.ANTHROPIC_API_KEY),
+    configDir: path.resolve(env.AGENT_CONFIG_DIR ?? path.join(projectRoot(), 'config')),
+  };
+}
+
+/** Loads `.env` from the working directory when present (Node's own loader; no extra dependency). */
+export function loadDotEnv(): void {
+  try {
+    process.loadEnvFile?.('.env');
+  } catch {
+    /* no .env file: fine */
+  }
+}

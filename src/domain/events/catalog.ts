@@ -1,0 +1,167 @@
+import { FAILURE_REASONS } from '../run/failure';
+import type { EventType } from './payloads';
+import { any, anyObject, arr, bool, int, nullable, num, obj, oneOfStr, str, uuid, type JsonSchema } from './schema-builders';
+
+const tokenUsage = obj({
+  uncachedInputTokens: int({ minimum: 0 }),
+  cachedInputTokens: int({ minimum: 0 }),
+  cacheWriteTokens: int({ minimum: 0 }),
+  outputTokens: int({ minimum: 0 }),
+  reasoningTokens: int({ minimum: 0 }),
+});
+const decimal = str({ pattern: '^-?[0-9]+(\\.[0-9]+)?(e[-+]?[0-9]+)?$' });
+const contentPart: JsonSchema = {
+  anyOf: [
+    obj({ type: oneOfStr(['text']), text: str() }),
+    obj({ type: oneOfStr(['artifact_ref']), artifactId: uuid(), mediaType: str() }),
+  ],
+};
+const limits = obj({
+  maxSteps: int({ minimum: 1 }),
+  maxModelCalls: int({ minimum: 1 }),
+  maxToolCalls: int({ minimum: 0 }),
+  maxInputTokens: nullable(int({ minimum: 1 })),
+  maxOutputTokens: nullable(int({ minimum: 1 })),
+  maxCost: nullable(decimal),
+  deadlineSeconds: nullable(num()),
+});
+const stopReasons = ['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'incomplete', 'content_filter'];
+const costSources = ['provider_response', 'provider_usage_api', 'catalog_price', 'pricing_snapshot', 'config_override', 'free'];
+
+export interface CatalogEntry {
+  /** The schema version new events of this type are written with. */
+  readonly currentVersion: number;
+  /** JSON Schema of the current payload shape; validated on append. */
+  readonly schema: JsonSchema;
+}
+
+/**
+ * The closed catalog of persisted event types (plan §6.8). Appending a type not listed here is refused.
+ * Bump `currentVersion` and add an upcaster whenever a payload shape changes.
+ */
+export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
+  'session.created': {
+    currentVersion: 1,
+    schema: obj({ agentId: str({ minLength: 1 }), agentVersion: int({ minimum: 1 }), principalId: str({ minLength: 1 }), title: nullable(str({ maxLength: 500 })), metadata: anyObject() }),
+  },
+  'session.deleted': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
+  'user.message.created': {
+    currentVersion: 2,
+    schema: obj({ messageId: uuid(), content: arr(contentPart, { minItems: 1 }) }),
+  },
+  'run.queued': {
+    currentVersion: 1,
+    schema: obj({
+      agentId: str({ minLength: 1 }),
+      agentVersion: int({ minimum: 1 }),
+      principalId: str({ minLength: 1 }),
+      modelPolicy: str({ minLength: 1 }),
+      userMessageId: nullable(uuid()),
+      limits,
+      priority: int(),
+      idempotencyKey: nullable(str({ maxLength: 255 })),
+      requestHash: nullable(str()),
+    }),
+  },
+  'run.claimed': { currentVersion: 1, schema: obj({ workerId: str({ minLength: 1 }), leaseEpoch: int({ minimum: 1 }), attempt: int({ minimum: 1 }) }) },
+  'run.started': { currentVersion: 1, schema: obj({ attempt: int({ minimum: 1 }), deadlineAt: nullable(str()), traceId: nullable(str()) }) },
+  'run.released': { currentVersion: 1, schema: obj({ workerId: str(), reason: str() }) },
+  'run.checkpointed': { currentVersion: 1, schema: obj({ checkpointVersion: int({ minimum: 1 }), step: int({ minimum: 0 }) }) },
+  'run.cancel_requested': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
+  'run.waiting_for_approval': { currentVersion: 1, schema: obj({ approvalId: uuid() }) },
+  'run.waiting_for_user': { currentVersion: 1, schema: obj({ questionId: uuid(), question: str() }) },
+  'run.resumed': { currentVersion: 1, schema: obj({ reason: str() }) },
+  'run.completed': { currentVersion: 1, schema: obj({ messageId: nullable(uuid()) }) },
+  'run.failed': {
+    currentVersion: 1,
+    schema: obj({ reason: oneOfStr(FAILURE_REASONS), message: str(), errorCode: nullable(str()) }),
+  },
+  'run.cancelled': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
+  'model.request.started': {
+    currentVersion: 1,
+    schema: obj({ modelCallId: uuid(), step: int({ minimum: 1 }), attempt: int({ minimum: 1 }), provider: str(), model: str(), prefixHash: str() }),
+  },
+  'model.response.completed': {
+    currentVersion: 1,
+    schema: obj({
+      modelCallId: uuid(),
+      step: int({ minimum: 1 }),
+      attempt: int({ minimum: 1 }),
+      stopReason: oneOfStr(stopReasons),
+      usage: tokenUsage,
+      cost: decimal,
+      costSource: oneOfStr(costSources),
+      toolCalls: arr(obj({ callId: str(), name: str() })),
+      textLength: int({ minimum: 0 }),
+      latencyMs: int({ minimum: 0 }),
+    }),
+  },
+  'model.request.failed': {
+    currentVersion: 1,
+    schema: obj({
+      modelCallId: uuid(),
+      step: int({ minimum: 1 }),
+      attempt: int({ minimum: 1 }),
+      errorCode: str(),
+      message: str(),
+      retryable: bool(),
+      latencyMs: int({ minimum: 0 }),
+    }),
+  },
+  'assistant.message.completed': { currentVersion: 1, schema: obj({ messageId: uuid(), text: str() }) },
+  'tool.call.proposed': {
+    currentVersion: 1,
+    schema: obj({
+      invocationId: uuid(),
+      step: int({ minimum: 1 }),
+      callId: str(),
+      toolName: str(),
+      toolVersion: nullable(str()),
+      arguments: anyObject(),
+      argumentsHash: str(),
+      idempotencyKey: str(),
+    }),
+  },
+  'tool.call.authorized': { currentVersion: 1, schema: obj({ invocationId: uuid(), decision: str(), reasonCode: str(), policyVersion: str() }) },
+  'tool.call.denied': { currentVersion: 1, schema: obj({ invocationId: uuid(), reasonCode: str(), explanation: str(), policyVersion: str() }) },
+  'tool.call.started': { currentVersion: 1, schema: obj({ invocationId: uuid() }) },
+  'tool.call.completed': {
+    currentVersion: 1,
+    schema: obj({ invocationId: uuid(), result: anyObject(), truncated: bool(), latencyMs: int({ minimum: 0 }) }),
+  },
+  'tool.call.failed': {
+    currentVersion: 1,
+    schema: obj({ invocationId: uuid(), errorCode: str(), message: str(), retryable: bool(), latencyMs: int({ minimum: 0 }) }),
+  },
+  'tool.call.uncertain': { currentVersion: 1, schema: obj({ invocationId: uuid(), reason: str() }) },
+  'approval.requested': {
+    currentVersion: 1,
+    schema: obj({
+      approvalId: uuid(),
+      principalId: str({ minLength: 1 }),
+      invocationId: nullable(uuid()),
+      toolName: str(),
+      arguments: anyObject(),
+      actionSummary: str(),
+      policyReason: str(),
+      risk: str(),
+      expiresAt: nullable(str()),
+      policyVersion: str(),
+    }),
+  },
+  'approval.resolved': {
+    currentVersion: 1,
+    schema: obj({ approvalId: uuid(), decision: oneOfStr(['approved', 'denied', 'expired']), resolvedBy: str(), reason: nullable(str()) }),
+  },
+  'artifact.created': {
+    currentVersion: 1,
+    schema: obj({ artifactId: uuid(), name: str(), mediaType: str(), sha256: str(), sizeBytes: int({ minimum: 0 }), storageUri: str() }),
+  },
+};
+
+export function isKnownEventType(t: string): t is EventType {
+  return Object.prototype.hasOwnProperty.call(EVENT_CATALOG, t);
+}
+
+// Keep `any` referenced for schema authors adding open payloads.
+void any;

@@ -1,0 +1,133 @@
+import type { ContentPart } from '../conversation/items';
+import type { FailureReason } from '../run/failure';
+import type { RunLimits } from '../run/limits';
+import type { CostSource, TokenUsage } from '../run/usage';
+import type { StopReason } from '../model/model-events';
+
+/**
+ * The current (newest) payload shape of every persisted event type (plan §6.8). Older shapes live
+ * only in upcasters.ts and in the frozen fixtures under test/fixtures/events/.
+ * Payloads never carry secrets, raw reasoning or full prompts.
+ */
+export interface EventPayloads {
+  'session.created': { agentId: string; agentVersion: number; principalId: string; title: string | null; metadata: Record<string, unknown> };
+  'session.deleted': { reason: string | null };
+  'user.message.created': { messageId: string; content: ContentPart[] };
+  'run.queued': {
+    agentId: string;
+    agentVersion: number;
+    principalId: string;
+    modelPolicy: string;
+    userMessageId: string | null;
+    limits: RunLimits;
+    priority: number;
+    idempotencyKey: string | null;
+    requestHash: string | null;
+  };
+  'run.claimed': { workerId: string; leaseEpoch: number; attempt: number };
+  'run.started': { attempt: number; deadlineAt: string | null; traceId: string | null };
+  'run.released': { workerId: string; reason: string };
+  'run.checkpointed': { checkpointVersion: number; step: number };
+  'run.cancel_requested': { reason: string | null };
+  'run.waiting_for_approval': { approvalId: string };
+  'run.waiting_for_user': { questionId: string; question: string };
+  'run.resumed': { reason: string };
+  'run.completed': { messageId: string | null };
+  'run.failed': { reason: FailureReason; message: string; errorCode: string | null };
+  'run.cancelled': { reason: string | null };
+  'model.request.started': {
+    modelCallId: string;
+    step: number;
+    attempt: number;
+    provider: string;
+    model: string;
+    prefixHash: string;
+  };
+  'model.response.completed': {
+    modelCallId: string;
+    step: number;
+    attempt: number;
+    stopReason: StopReason;
+    usage: TokenUsage;
+    cost: string;
+    costSource: CostSource;
+    toolCalls: { callId: string; name: string }[];
+    textLength: number;
+    latencyMs: number;
+  };
+  'model.request.failed': {
+    modelCallId: string;
+    step: number;
+    attempt: number;
+    errorCode: string;
+    message: string;
+    retryable: boolean;
+    latencyMs: number;
+  };
+  'assistant.message.completed': { messageId: string; text: string };
+  'tool.call.proposed': {
+    invocationId: string;
+    step: number;
+    callId: string;
+    toolName: string;
+    toolVersion: string | null;
+    arguments: Record<string, unknown>;
+    argumentsHash: string;
+    idempotencyKey: string;
+  };
+  'tool.call.authorized': { invocationId: string; decision: string; reasonCode: string; policyVersion: string };
+  'tool.call.denied': { invocationId: string; reasonCode: string; explanation: string; policyVersion: string };
+  'tool.call.started': { invocationId: string };
+  'tool.call.completed': { invocationId: string; result: Record<string, unknown>; truncated: boolean; latencyMs: number };
+  'tool.call.failed': { invocationId: string; errorCode: string; message: string; retryable: boolean; latencyMs: number };
+  'tool.call.uncertain': { invocationId: string; reason: string };
+  'approval.requested': {
+    approvalId: string;
+    principalId: string;
+    invocationId: string | null;
+    toolName: string;
+    arguments: Record<string, unknown>;
+    actionSummary: string;
+    policyReason: string;
+    risk: string;
+    expiresAt: string | null;
+    policyVersion: string;
+  };
+  'approval.resolved': { approvalId: string; decision: 'approved' | 'denied' | 'expired'; resolvedBy: string; reason: string | null };
+  'artifact.created': { artifactId: string; name: string; mediaType: string; sha256: string; sizeBytes: number; storageUri: string };
+}
+
+export type EventType = keyof EventPayloads;
+export type ActorType = 'user' | 'worker' | 'system' | 'admin';
+
+/** An event as the application proposes it; the store assigns sequence, id and time. */
+export interface NewEvent<T extends EventType = EventType> {
+  readonly type: T;
+  readonly runId?: string | null;
+  readonly data: EventPayloads[T];
+  readonly actorType?: ActorType;
+  readonly actorId?: string | null;
+  readonly traceId?: string | null;
+}
+
+/** A persisted event, always in its newest shape (the read path upcasts). */
+export type StoredEvent<T extends EventType = EventType> = {
+  [K in T]: {
+    readonly id: number;
+    readonly sessionId: string;
+    readonly runId: string | null;
+    readonly sequence: number;
+    readonly type: K;
+    readonly schemaVersion: number;
+    readonly data: EventPayloads[K];
+    readonly actorType: ActorType;
+    readonly actorId: string | null;
+    readonly tenantId: string;
+    readonly traceId: string | null;
+    readonly createdAt: string;
+  };
+}[T];
+
+export function isEventOf<T extends EventType>(e: StoredEvent, type: T): e is Extract<StoredEvent, { type: T }> {
+  return e.type === type;
+}

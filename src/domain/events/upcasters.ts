@@ -1,0 +1,44 @@
+import { CorruptEventError } from '../errors';
+import { EVENT_CATALOG, isKnownEventType } from './catalog';
+
+/** Turns a payload of `(type, fromVersion)` into the shape of `fromVersion + 1`. Pure. */
+export type Upcaster = (payload: Record<string, unknown>) => Record<string, unknown>;
+
+/**
+ * The upcaster registry, keyed `type@fromVersion`. Every read goes through `upcast`, so code only
+ * ever sees the newest shape. History:
+ * - user.message.created v1 `{messageId, text}` → v2 `{messageId, content: [{type:'text', text}]}`
+ *   (content parts make room for artifact references, plan §6.6).
+ */
+export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
+  'user.message.created@1': (p) => ({
+    messageId: p.messageId,
+    content: [{ type: 'text', text: typeof p.text === 'string' ? p.text : '' }],
+  }),
+};
+
+/** Upcasts a stored payload to the current version, or names the event id when it cannot. */
+export function upcast(eventId: number, type: string, version: number, payload: unknown): { version: number; payload: Record<string, unknown> } {
+  if (!isKnownEventType(type)) {
+    throw new CorruptEventError(`event ${eventId} has unknown type "${type}"`, { eventId, type });
+  }
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+    throw new CorruptEventError(`event ${eventId} (${type}) has a payload that is not a JSON object`, { eventId, type });
+  }
+  const target = EVENT_CATALOG[type].currentVersion;
+  if (!Number.isInteger(version) || version < 1 || version > target) {
+    throw new CorruptEventError(
+      `event ${eventId} (${type}) has schema version ${version}; this build reads versions 1..${target}`,
+      { eventId, type, version },
+    );
+  }
+  let current = payload as Record<string, unknown>;
+  for (let v = version; v < target; v++) {
+    const step = UPCASTERS[`${type}@${v}`];
+    if (!step) {
+      throw new CorruptEventError(`event ${eventId} (${type}) v${v} has no upcaster to v${v + 1}`, { eventId, type, version: v });
+    }
+    current = step(current);
+  }
+  return { version: target, payload: current };
+}

@@ -1,0 +1,23 @@
+import { approvalProjection } from './approval-projection';
+import { idempotencyProjection } from './idempotency-projection';
+import { modelCallProjection } from './model-call-projection';
+import type { Projection } from './projection';
+import { runProjection } from './run-projection';
+import { sessionProjection } from './session-projection';
+import { toolInvocationProjection } from './tool-invocation-projection';
+
+export type { Projection, Row } from './projection';
+
+/** Every inline projection, in the order the append writes them (sessions first: it owns the sequence). */
+export const PROJECTIONS: readonly Projection[] = [
+  sessionProjection,
+  runProjection,
+  toolInvocationProjection,
+  approvalProjection,
+  modelCallProjection,
+  idempotencyProjection,
+];
+
+export function projectionByName(name: string): Projection | undefined {
+  return PROJECTIONS.find((p) => p.name === name);
+}

@@ -1,0 +1,55 @@
+import type { StoredEvent } from '../events/payloads';
+import type { Projection, Row } from './projection';
+
+const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
+/** sessions: one row per session; `next_event_sequence` is the last sequence appended. */
+export const sessionProjection: Projection = {
+  name: 'sessions',
+  table: 'sessions',
+  version: 1,
+  keyColumn: 'id',
+  columns: [
+    'id', 'tenant_id', 'principal_id', 'agent_id', 'agent_version', 'status', 'title', 'metadata',
+    'next_event_sequence', 'active_run_id', 'last_run_id', 'message_count', 'created_at', 'updated_at',
+  ],
+  keyOf: (e) => e.sessionId,
+  evolve(row: Row | undefined, e: StoredEvent): Row | undefined {
+    if (e.type === 'session.created') {
+      return {
+        id: e.sessionId,
+        tenant_id: e.tenantId,
+        principal_id: e.data.principalId,
+        agent_id: e.data.agentId,
+        agent_version: e.data.agentVersion,
+        status: 'active',
+        title: e.data.title,
+        metadata: e.data.metadata,
+        next_event_sequence: e.sequence,
+        active_run_id: null,
+        last_run_id: null,
+        message_count: 0,
+        created_at: e.createdAt,
+        updated_at: e.createdAt,
+      };
+    }
+    if (!row) return undefined; // events before session.created cannot exist; ignore defensively
+    const next: Row = { ...row, next_event_sequence: e.sequence, updated_at: e.createdAt };
+    switch (e.type) {
+      case 'session.deleted':
+        next.status = 'deleted';
+        break;
+      case 'user.message.created':
+      case 'assistant.message.completed':
+        next.message_count = Number(row.message_count ?? 0) + 1;
+        break;
+      case 'run.queued':
+        next.active_run_id = e.runId;
+        next.last_run_id = e.runId;
+        break;
+      default:
+        if (TERMINAL_RUN_EVENTS.has(e.type) && row.active_run_id === e.runId) next.active_run_id = null;
+    }
+    return next;
+  },
+};

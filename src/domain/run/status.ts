@@ -1,0 +1,36 @@
+import { InvalidStateTransition } from '../errors';
+
+/** Run status, plan §27.2. Only `transition` may change it. */
+export type RunStatus = 'queued' | 'running' | 'waiting_for_approval' | 'waiting_for_user' | 'completed' | 'failed' | 'cancelled';
+
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+const ALLOWED: Record<RunStatus, readonly RunStatus[]> = {
+  queued: ['running', 'failed', 'cancelled'],
+  running: ['queued', 'waiting_for_approval', 'waiting_for_user', 'completed', 'failed', 'cancelled'],
+  waiting_for_approval: ['queued', 'running', 'cancelled', 'failed'],
+  waiting_for_user: ['queued', 'running', 'cancelled', 'failed'],
+  completed: [],
+  failed: [],
+  cancelled: [],
+};
+
+export function isTerminal(s: RunStatus): boolean {
+  return TERMINAL_STATUSES.has(s);
+}
+
+export function canTransition(from: RunStatus, to: RunStatus): boolean {
+  return ALLOWED[from].includes(to);
+}
+
+/**
+ * The single guard for a status change. `running -> queued` is the release of a lease on graceful
+ * shutdown (the run is handed back to the queue), and `waiting_* -> queued` is a resolution that
+ * re-enqueues the run; both are re-claims of the same run, not new turns.
+ */
+export function transition(from: RunStatus, to: RunStatus): RunStatus {
+  if (!canTransition(from, to)) {
+    throw new InvalidStateTransition(`run cannot go from ${from} to ${to}`, { from, to });
+  }
+  return to;
+}

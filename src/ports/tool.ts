@@ -1,0 +1,22 @@
+import type { ToolResult, ToolSpec } from '../domain/tools/tool-spec';
+import type { Clock } from './clock';
+
+/** What a tool may know about the call it serves. Tools never call the model gateway. */
+export interface ToolExecutionContext {
+  readonly runId: string;
+  readonly sessionId: string;
+  readonly tenantId: string;
+  readonly principalId: string;
+  readonly invocationId: string;
+  /** Application-generated idempotency key, passed through to external services that accept one. */
+  readonly idempotencyKey: string;
+  readonly clock: Clock;
+  /** Aborted on timeout or cancellation. */
+  readonly signal: AbortSignal;
+}
+
+export interface Tool {
+  readonly spec: ToolSpec;
+  /** Arguments have already been validated against `spec.inputSchema`. */
+  execute(args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult>;
+}

@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { Database } from '../../src/adapters/postgres/database';
+import { PgEventStore } from '../../src/adapters/postgres/event-store/pg-event-store';
+import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
+import {
+  ConcurrencyConflict,
+  CorruptEventError,
+  InvalidEventPayloadError,
+  LeaseFencedError,
+  SecretInPayloadError,
+  UnknownEventTypeError,
+  ConflictError,
+} from '../../src/domain/errors';
+import type { NewEvent } from '../../src/domain/events/payloads';
+import { createTestDb, type TestDb } from '../support/test-db';
+import { runQueued, sessionCreated, TENANT, testClock, userMessage } from '../support/fixtures';
+
+let tdb: TestDb;
+let db: Database;
+let store: PgEventStore;
+
+beforeAll(async () => {
+  tdb = await createTestDb();
+  db = new Database(tdb.url, 20);
+  store = new PgEventStore(db, testClock);
+});
+afterAll(async () => {
+  await db.close();
+  await tdb.drop();
+});
+
+async function newSession(): Promise<string> {
+  const id = randomUUID();
+  await store.append(id, [sessionCreated()], { tenantId: TENANT });
+  return id;
+}
+
+describe('PgEventStore', () => {
+  it('assigns per-session sequences starting at 1 and projects the session row in the same append', async () => {
+    const sid = await newSession();
+    const r = await store.append(sid, [userMessage('hello')], { tenantId: TENANT });
+    expect(r.lastSequence).toBe(2);
+    expect(r.events[0]!.id).toBeGreaterThan(0);
+    const row = (await db.query('SELECT next_event_sequence, message_count, status FROM sessions WHERE id = $1', [sid])).rows[0];
+    expect(row).toEqual({ next_event_sequence: '2', message_count: 1, status: 'active' });
+  });
+
+  it('gives 8 concurrent appenders to one session exactly the sequences 1..N with no gaps or duplicates', async () => {
+    const sid = await newSession();
+    const perWriter = 25;
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let i = 0; i < perWriter; i++) await store.append(sid, [userMessage(`w${w} m${i}`)], { tenantId: TENANT });
+      }),
+    );
+    const seqs = (await db.query<{ sequence: string }>('SELECT sequence FROM events WHERE session_id = $1 ORDER BY sequence', [sid])).rows.map((r) => Number(r.sequence));
+    const n = 1 + 8 * perWriter;
+    expect(seqs).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    const s = (await db.query('SELECT next_event_sequence, message_count FROM sessions WHERE id = $1', [sid])).rows[0];
+    expect(s).toEqual({ next_event_sequence: String(n), message_count: 8 * perWriter });
+  });
+
+  it('refuses an append whose expected sequence is stale and writes nothing', async () => {
+    const sid = await newSession();
+    await expect(store.append(sid, [userMessage('x')], { tenantId: TENANT, expectedSequence: 5 })).rejects.toBeInstanceOf(ConcurrencyConflict);
+    expect((await store.listAfter(sid, 0, LOCAL_PRINCIPAL)).length).toBe(1);
+  });
+
+  it('refuses an unknown event type, an invalid payload and a credential, writing nothing', async () => {
+    const sid = await newSession();
+    const bad = { type: 'run.exploded', data: {} } as unknown as NewEvent;
+    await expect(store.append(sid, [userMessage('ok'), bad], { tenantId: TENANT })).rejects.toBeInstanceOf(UnknownEventTypeError);
+    const invalid = { type: 'user.message.created', data: { messageId: 'm', content: [] } } as unknown as NewEvent;
+    await expect(store.append(sid, [invalid], { tenantId: TENANT })).rejects.toThrow(/user.message.created.*content/);
+    await expect(store.append(sid, [invalid], { tenantId: TENANT })).rejects.toBeInstanceOf(InvalidEventPayloadError);
+    const secret = userMessage('my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789');
+    const err = await store.append(sid, [secret], { tenantId: TENANT }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SecretInPayloadError);
+    expect((err as SecretInPayloadError).message).toContain('content[0].text');
+    expect((err as SecretInPayloadError).message).not.toContain('sk-proj');
+    expect((await store.listAfter(sid, 0, LOCAL_PRINCIPAL)).map((e) => e.type)).toEqual(['session.created']);
+  });
+
+  it('rejects a second non-terminal run in one session through the partial unique index', async () => {
+    const sid = await newSession();
+    const first = randomUUID();
+    await store.append(sid, [runQueued(first)], { tenantId: TENANT });
+    const err = await store.append(sid, [runQueued(randomUUID())], { tenantId: TENANT }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConflictError);
+    expect((err as ConflictError).details.activeRunId).toBe(first);
+  });
+
+  it('refuses a write fenced by a newer lease epoch', async () => {
+    const sid = await newSession();
+    const runId = randomUUID();
+    await store.append(sid, [runQueued(runId), { type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }], { tenantId: TENANT });
+    await store.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], { tenantId: TENANT, fence: { runId, leaseEpoch: 1 } }).catch(() => undefined);
+    // w2 legitimately takes over (no fence), then w1's write is refused.
+    await store.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], { tenantId: TENANT });
+    await expect(
+      store.append(sid, [{ type: 'run.checkpointed', runId, data: { checkpointVersion: 1, step: 1 } }], { tenantId: TENANT, fence: { runId, leaseEpoch: 1 } }),
+    ).rejects.toBeInstanceOf(LeaseFencedError);
+  });
+
+  it('reads a frozen v1 fixture back in the current shape', async () => {
+    const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'events', 'user.message.created.v1.json'), 'utf8'));
+    const sid = await newSession();
+    await db.query(
+      `INSERT INTO events (session_id, sequence, event_type, payload_schema_version, payload, actor_type, tenant_id, created_at)
+       VALUES ($1, 2, $2, $3, $4, 'user', $5, now())`,
+      [sid, fixture.event_type, fixture.payload_schema_version, fixture.payload, TENANT],
+    );
+    const events = await store.listAfter(sid, 1, LOCAL_PRINCIPAL);
+    expect(events[0]!.schemaVersion).toBe(2);
+    expect(events[0]!.data).toEqual(fixture.expected_current);
+  });
+
+  it('names the event id when a stored payload has an unknown schema version', async () => {
+    const sid = await newSession();
+    const r = await db.query<{ id: string }>(
+      `INSERT INTO events (session_id, sequence, event_type, payload_schema_version, payload, actor_type, tenant_id, created_at)
+       VALUES ($1, 2, 'user.message.created', 99, '{}', 'user', $2, now()) RETURNING id`,
+      [sid, TENANT],
+    );
+    const err = await store.listAfter(sid, 1, LOCAL_PRINCIPAL).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CorruptEventError);
+    expect((err as Error).message).toContain(`event ${r.rows[0]!.id}`);
+    await db.query('DELETE FROM events WHERE id = $1', [r.rows[0]!.id]); // keep the global log readable for later tests
+  });
+
+  it('hides another tenant’s events', async () => {
+    const sid = await newSession();
+    expect(await store.listAfter(sid, 0, { ...LOCAL_PRINCIPAL, tenantId: 'other' })).toEqual([]);
+  });
+
+  it('never skips an event whose transaction committed after a later-numbered one in the global log', async () => {
+    // Drain what exists so far.
+    let pos = null as Awaited<ReturnType<PgEventStore['readGlobal']>>['position'];
+    for (;;) {
+      const page = await store.readGlobal(pos, 1000);
+      if (page.events.length === 0) break;
+      pos = page.position;
+    }
+    const sidA = await newSession();
+    const sidB = await newSession();
+    for (;;) {
+      const page = await store.readGlobal(pos, 1000);
+      if (page.events.length === 0) break;
+      pos = page.position;
+    }
+    // T1 takes the lower id but commits last.
+    const t1 = new Client({ connectionString: tdb.url });
+    await t1.connect();
+    await t1.query('BEGIN');
+    const lower = await store.appendWith(t1, sidA, [userMessage('slow')], { tenantId: TENANT });
+    const higher = await store.append(sidB, [userMessage('fast')], { tenantId: TENANT });
+    expect(lower.events[0]!.id).toBeLessThan(higher.events[0]!.id);
+    // While T1 is open, the reader must not move past it.
+    const during = await store.readGlobal(pos, 1000);
+    expect(during.events.map((e) => e.id)).not.toContain(higher.events[0]!.id);
+    await t1.query('COMMIT');
+    await t1.end();
+    const seen: number[] = [];
+    for (;;) {
+      const page = await store.readGlobal(pos, 1000);
+      if (page.events.length === 0) break;
+      seen.push(...page.events.map((e) => e.id));
+      pos = page.position;
+    }
+    expect(seen.filter((id) => id === lower.events[0]!.id || id === higher.events[0]!.id)).toEqual([lower.events[0]!.id, higher.events[0]!.id]);
+    expect(new Set(seen).size).toBe(seen.length);
+  });
+});
