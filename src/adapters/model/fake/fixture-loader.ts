@@ -1,0 +1,74 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse, YAMLError } from 'yaml';
+import { ConfigurationError } from '../../../domain/errors';
+import type { FakeFixture } from './fixture';
+import { FixtureFormatError, parseFixture } from './fixture-parser';
+
+/**
+ * Loads fake-model fixtures by name from a directory of `<name>.yaml` files. Errors are
+ * ConfigurationError with `details.code` fixture_not_found / fixture_invalid and the list of
+ * available names, so a typo in an agent's model policy or an eval case is obvious.
+ */
+
+const FIXTURE_NAME = /^[a-z0-9][a-z0-9_-]*$/;
+const EXTENSION = '.yaml';
+
+/** Names of the fixtures in `fixturesDir`, sorted; empty when the directory does not exist. */
+export async function listFixtures(fixturesDir: string): Promise<string[]> {
+  let entries: string[];
+  try {
+    entries = await readdir(fixturesDir);
+  } catch (error) {
+    if (isNotFound(error)) return [];
+    throw error;
+  }
+  return entries
+    .filter((f) => f.endsWith(EXTENSION))
+    .map((f) => f.slice(0, -EXTENSION.length))
+    .sort();
+}
+
+/** Reads and validates one fixture; throws ConfigurationError when it is missing or malformed. */
+export async function loadFixture(fixturesDir: string, name: string): Promise<FakeFixture> {
+  // The name comes from configuration (`fake:<name>`); never let it walk out of the directory.
+  if (!FIXTURE_NAME.test(name)) {
+    throw await notFound(fixturesDir, name, 'is not a valid fixture name (lowercase letters, digits, _ and -)');
+  }
+  let text: string;
+  try {
+    text = await readFile(join(fixturesDir, name + EXTENSION), 'utf8');
+  } catch (error) {
+    if (isNotFound(error)) throw await notFound(fixturesDir, name, 'does not exist');
+    throw error;
+  }
+  try {
+    return parseFixture(parse(text), name);
+  } catch (error) {
+    // YAML syntax errors and FixtureFormatError both mean "fix the file", so they share one code.
+    if (error instanceof FixtureFormatError || error instanceof YAMLError) {
+      throw new ConfigurationError(`model fixture '${name}' in ${fixturesDir} is malformed: ${error.message}`, {
+        code: 'fixture_invalid',
+        fixture: name,
+        fixturesDir,
+      });
+    }
+    throw error;
+  }
+}
+
+async function notFound(fixturesDir: string, name: string, problem: string): Promise<ConfigurationError> {
+  const available = await listFixtures(fixturesDir);
+  const listing = available.length > 0 ? available.join(', ') : '(none)';
+  return new ConfigurationError(`model fixture '${name}' ${problem} in ${fixturesDir}; available: ${listing}`, {
+    code: 'fixture_not_found',
+    fixture: name,
+    fixturesDir,
+    available,
+  });
+}
+
+/** Structural, not `instanceof Error`: Node's fs errors come from another realm under Jest's VM. */
+function isNotFound(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOENT';
+}
