@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { createDataSource } from '../../../ormconfig';
-import { startEmbeddedPostgres, type RunningPostgres } from './embedded/embedded-postgres';
+import { readOwnerFile, startEmbeddedPostgres, type RunningPostgres } from './embedded/embedded-postgres';
 import { Client } from 'pg';
 
 export interface DatabaseHandle {
@@ -19,6 +19,9 @@ export async function connectDatabase(opts: {
   log: (line: string) => void;
 }): Promise<DatabaseHandle> {
   if (opts.databaseUrl) return { url: opts.databaseUrl, embedded: null, close: async () => undefined };
+  // Another agent-core process (e.g. `npm start`) already runs the embedded server: share it.
+  const running = await runningEmbeddedUrl(path.join(opts.dataDir, 'postgres'));
+  if (running) return { url: running, embedded: null, close: async () => undefined };
   const pg = await startEmbeddedPostgres({ dataDir: path.join(opts.dataDir, 'postgres'), log: opts.log });
   try {
     await ensureDatabase(pg.adminUrl, 'agent_core');
@@ -27,6 +30,26 @@ export async function connectDatabase(opts: {
     throw e;
   }
   return { url: pg.adminUrl.replace(/\/postgres$/, '/agent_core'), embedded: pg, close: () => pg.stop() };
+}
+
+/** The URL of an embedded server started by another live process on this data directory, if any. */
+async function runningEmbeddedUrl(dataDir: string): Promise<string | null> {
+  const owner = readOwnerFile(dataDir);
+  if (!owner || owner.pid === process.pid) return null;
+  try {
+    process.kill(owner.pid, 0);
+  } catch {
+    return null;
+  }
+  const url = `postgres://postgres@127.0.0.1:${owner.port}/agent_core`;
+  const c = new Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await c.connect();
+    await c.end();
+    return url;
+  } catch {
+    return null;
+  }
 }
 
 export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {

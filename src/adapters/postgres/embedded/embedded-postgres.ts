@@ -200,6 +200,18 @@ function writeOwner(dataDir: string, port: number): void {
   fs.writeFileSync(ownerFile(dataDir), JSON.stringify({ pid: process.pid, port, host: os.hostname() }));
 }
 
+/** The process that runs the embedded server for `dataDir` (as given, before any /var/tmp fallback). */
+export function readOwnerFile(dataDir: string): { pid: number; port: number } | undefined {
+  const wanted = path.resolve(dataDir);
+  const moved = path.join(path.dirname(wanted), 'postgres.location');
+  const actual = fs.existsSync(moved) ? fs.readFileSync(moved, 'utf8').trim() : wanted;
+  try {
+    return JSON.parse(fs.readFileSync(ownerFile(actual), 'utf8')) as { pid: number; port: number };
+  } catch {
+    return undefined;
+  }
+}
+
 function readOwner(dataDir: string): { pid: number } | undefined {
   try {
     return JSON.parse(fs.readFileSync(ownerFile(dataDir), 'utf8')) as { pid: number };

@@ -1,0 +1,146 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Ajv from 'ajv';
+import { parse } from 'yaml';
+import type { AgentSpec } from '../../domain/agent';
+import { ConfigurationError } from '../../domain/errors';
+import type { AgentCatalog } from '../../ports/agent-catalog';
+import type { Database } from '../postgres/database';
+
+const limitsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['max_steps', 'max_model_calls', 'max_tool_calls'],
+  properties: {
+    max_steps: { type: 'integer', minimum: 1 },
+    max_model_calls: { type: 'integer', minimum: 1 },
+    max_tool_calls: { type: 'integer', minimum: 0 },
+    max_input_tokens: { type: ['integer', 'null'], minimum: 1 },
+    max_output_tokens: { type: ['integer', 'null'], minimum: 1 },
+    max_cost: { type: ['string', 'null'] },
+    deadline_seconds: { type: ['number', 'null'], exclusiveMinimum: 0 },
+  },
+};
+const agentSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'version', 'name', 'instructions', 'model_policy', 'enabled_tools', 'policy_profile', 'limits'],
+  properties: {
+    id: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,63}$' },
+    version: { type: 'integer', minimum: 1 },
+    name: { type: 'string', minLength: 1 },
+    instructions: { type: 'string', minLength: 1 },
+    model_policy: { type: 'string', minLength: 1 },
+    enabled_tools: { type: 'array', items: { type: 'string' } },
+    enabled_skills: { type: 'array', items: { type: 'string' } },
+    policy_profile: { type: 'string' },
+    limits: limitsSchema,
+    metadata: { type: 'object' },
+  },
+};
+
+interface AgentYaml {
+  id: string;
+  version: number;
+  name: string;
+  instructions: string;
+  model_policy: string;
+  enabled_tools: string[];
+  enabled_skills?: string[];
+  policy_profile: string;
+  limits: { max_steps: number; max_model_calls: number; max_tool_calls: number; max_input_tokens?: number | null; max_output_tokens?: number | null; max_cost?: string | null; deadline_seconds?: number | null };
+  metadata?: Record<string, unknown>;
+}
+
+/** Parses and validates every `config/agents/*.yaml`, naming the file and field on error. */
+export function loadAgentFiles(dir: string, modelPolicyOverride: string | null = null): AgentSpec[] {
+  const validate = new Ajv({ allErrors: true }).compile(agentSchema);
+  if (!fs.existsSync(dir)) throw new ConfigurationError(`agent directory ${dir} does not exist`, { dir });
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
+    .sort()
+    .map((file) => {
+      const raw = parse(fs.readFileSync(path.join(dir, file), 'utf8')) as unknown;
+      if (!validate(raw)) {
+        const e = validate.errors?.[0];
+        throw new ConfigurationError(`${file}: ${e?.instancePath || '(root)'} ${e?.message ?? 'is invalid'}`, { file });
+      }
+      const a = raw as unknown as AgentYaml;
+      return {
+        id: a.id,
+        version: a.version,
+        name: a.name,
+        instructions: a.instructions,
+        modelPolicy: modelPolicyOverride ?? a.model_policy,
+        enabledTools: a.enabled_tools,
+        enabledSkills: a.enabled_skills ?? [],
+        policyProfile: a.policy_profile,
+        limits: {
+          maxSteps: a.limits.max_steps,
+          maxModelCalls: a.limits.max_model_calls,
+          maxToolCalls: a.limits.max_tool_calls,
+          maxInputTokens: a.limits.max_input_tokens ?? null,
+          maxOutputTokens: a.limits.max_output_tokens ?? null,
+          maxCost: a.limits.max_cost ?? null,
+          deadlineSeconds: a.limits.deadline_seconds ?? null,
+        },
+        metadata: a.metadata ?? {},
+      };
+    });
+}
+
+/**
+ * Agents from versioned YAML, persisted with their version before use. Changing an agent without
+ * bumping its version is refused at startup, so a version always means one definition.
+ */
+export class YamlAgentCatalog implements AgentCatalog {
+  private constructor(private readonly db: Database) {}
+
+  static async open(db: Database, specs: readonly AgentSpec[]): Promise<YamlAgentCatalog> {
+    for (const a of specs) {
+      const row = [a.id, a.version, a.name, a.instructions, a.modelPolicy, JSON.stringify(a.enabledTools), JSON.stringify(a.enabledSkills), a.policyProfile, JSON.stringify(a.limits), JSON.stringify(a.metadata)];
+      const inserted = await db.query(
+        `INSERT INTO agents (id, version, name, instructions, model_policy, enabled_tools, enabled_skills, policy_profile, limits, metadata)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id, version) DO NOTHING`,
+        row,
+      );
+      if (inserted.rowCount === 0) {
+        const existing = await db.query<{ instructions: string; enabled_tools: unknown; limits: unknown }>(
+          'SELECT instructions, enabled_tools, limits FROM agents WHERE id = $1 AND version = $2',
+          [a.id, a.version],
+        );
+        const e = existing.rows[0]!;
+        if (e.instructions !== a.instructions || JSON.stringify(e.enabled_tools) !== JSON.stringify(a.enabledTools) || JSON.stringify(e.limits) !== JSON.stringify(a.limits)) {
+          throw new ConfigurationError(`agent ${a.id} v${a.version} differs from the stored v${a.version}; bump its version`, { agentId: a.id });
+        }
+      }
+    }
+    return new YamlAgentCatalog(db);
+  }
+
+  async current(agentId: string): Promise<AgentSpec | null> {
+    const r = await this.db.query('SELECT * FROM agents WHERE id = $1 ORDER BY version DESC LIMIT 1', [agentId]);
+    return r.rows[0] ? toSpec(r.rows[0]) : null;
+  }
+
+  async get(agentId: string, version: number): Promise<AgentSpec | null> {
+    const r = await this.db.query('SELECT * FROM agents WHERE id = $1 AND version = $2', [agentId, version]);
+    return r.rows[0] ? toSpec(r.rows[0]) : null;
+  }
+}
+
+function toSpec(r: Record<string, unknown>): AgentSpec {
+  return {
+    id: String(r.id),
+    version: Number(r.version),
+    name: String(r.name),
+    instructions: String(r.instructions),
+    modelPolicy: String(r.model_policy),
+    enabledTools: r.enabled_tools as string[],
+    enabledSkills: r.enabled_skills as string[],
+    policyProfile: String(r.policy_profile),
+    limits: r.limits as AgentSpec['limits'],
+    metadata: r.metadata as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,79 @@
+import type { Clock } from '../../../ports/clock';
+import type { RunQueue } from '../../../ports/run-store';
+import type { RunClaim } from '../../../domain/run/run';
+import { ConcurrencyConflict } from '../../../domain/errors';
+import type { Database } from '../database';
+import type { PgEventStore } from '../event-store/pg-event-store';
+
+/** A run reclaimed more often than this is failed instead of crashing workers forever. */
+export const MAX_RUN_ATTEMPTS = 5;
+
+/**
+ * The PostgreSQL run queue: `FOR UPDATE SKIP LOCKED` claim in priority order, a lease whose expiry
+ * is an operational column, and `lease_epoch` fencing carried by the `run.claimed` event.
+ */
+export class PgRunQueue implements RunQueue {
+  constructor(
+    private readonly db: Database,
+    private readonly store: PgEventStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async claim(workerId: string, leaseMs: number, onlyRunId?: string): Promise<RunClaim | null> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        return await this.tryClaim(workerId, leaseMs, onlyRunId ?? null);
+      } catch (e) {
+        if (!(e instanceof ConcurrencyConflict)) throw e;
+      }
+    }
+    return null;
+  }
+
+  private tryClaim(workerId: string, leaseMs: number, onlyRunId: string | null): Promise<RunClaim | null> {
+    return this.db.transaction(async (client) => {
+      const res = await client.query<{ id: string; session_id: string; tenant_id: string; lease_epoch: string; attempts: number; limits: { deadlineSeconds: number | null }; deadline_at: Date | null }>(
+        `SELECT id, session_id, tenant_id, lease_epoch, attempts, limits, deadline_at FROM runs
+          WHERE ((status = 'queued' AND (scheduled_for IS NULL OR scheduled_for <= now()))
+             OR (status = 'running' AND lease_expires_at < now()))
+            AND ($1::uuid IS NULL OR id = $1::uuid)
+          ORDER BY priority, created_at
+          FOR UPDATE SKIP LOCKED
+          LIMIT 1`,
+        [onlyRunId],
+      );
+      const row = res.rows[0];
+      if (!row) return null;
+      const leaseEpoch = Number(row.lease_epoch) + 1;
+      const attempt = row.attempts + 1;
+      if (attempt > MAX_RUN_ATTEMPTS) {
+        await this.store.appendWith(client, row.session_id, [
+          { type: 'run.failed', runId: row.id, actorType: 'system', actorId: workerId, data: { reason: 'crash_allowance_exhausted', message: `run was claimed ${row.attempts} times without finishing`, errorCode: null } },
+        ], { tenantId: row.tenant_id });
+        return null;
+      }
+      const deadlineAt = row.deadline_at
+        ? row.deadline_at.toISOString()
+        : row.limits.deadlineSeconds !== null
+          ? new Date(this.clock.nowMs() + row.limits.deadlineSeconds * 1000).toISOString()
+          : null;
+      await this.store.appendWith(client, row.session_id, [
+        { type: 'run.claimed', runId: row.id, actorType: 'worker', actorId: workerId, data: { workerId, leaseEpoch, attempt } },
+        { type: 'run.started', runId: row.id, actorType: 'worker', actorId: workerId, data: { attempt, deadlineAt, traceId: null } },
+      ], { tenantId: row.tenant_id });
+      await client.query(`UPDATE runs SET lease_expires_at = now() + ($2::int * interval '1 millisecond') WHERE id = $1`, [row.id, leaseMs]);
+      return { runId: row.id, sessionId: row.session_id, tenantId: row.tenant_id, leaseEpoch, attempt };
+    });
+  }
+
+  async heartbeat(claim: RunClaim, leaseMs: number): Promise<{ held: boolean; cancelRequested: boolean }> {
+    const res = await this.db.query<{ cancel_requested_at: Date | null }>(
+      `UPDATE runs SET lease_expires_at = now() + ($3::int * interval '1 millisecond')
+        WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
+        RETURNING cancel_requested_at`,
+      [claim.runId, claim.leaseEpoch, leaseMs],
+    );
+    const row = res.rows[0];
+    return { held: row !== undefined, cancelRequested: row?.cancel_requested_at != null };
+  }
+}

@@ -1,0 +1,20 @@
+import { Controller, Get, HttpException, Inject } from '@nestjs/common';
+import { HEALTH_PROBE, type HealthProbe } from './health-probe';
+
+/** Liveness and readiness. Readiness checks the database and migrations, never a model provider. */
+@Controller('health')
+export class HealthController {
+  constructor(@Inject(HEALTH_PROBE) private readonly probe: HealthProbe) {}
+
+  @Get('live')
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  async ready(): Promise<Record<string, unknown>> {
+    const r = await this.probe.check();
+    if (!r.ok) throw new HttpException({ error: { code: 'not_ready', message: r.reason, details: r } }, 503);
+    return { status: 'ready', ...r };
+  }
+}

@@ -1,0 +1,50 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { NotFoundError, ValidationError } from '../../domain/errors';
+import type { Principal } from '../../domain/principal';
+import type { AgentCatalog } from '../../ports/agent-catalog';
+import type { IdFactory } from '../../ports/clock';
+import type { EventStore } from '../../ports/event-store';
+import { AGENT_CATALOG, APP_SETTINGS, EVENT_STORE, ID_FACTORY, type ApplicationSettings } from '../tokens';
+
+export interface CreatedSession {
+  readonly id: string;
+  readonly status: 'active';
+  readonly agentId: string;
+  readonly agentVersion: number;
+}
+
+export class CreateSessionCommand extends Command<CreatedSession> {
+  constructor(
+    readonly principal: Principal,
+    readonly agentId: string | null = null,
+    readonly title: string | null = null,
+  ) {
+    super();
+  }
+}
+
+/** Creates a session bound to the current version of an agent (the version is pinned for its life). */
+@CommandHandler(CreateSessionCommand)
+export class CreateSessionHandler implements ICommandHandler<CreateSessionCommand> {
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(AGENT_CATALOG) private readonly agents: AgentCatalog,
+    @Inject(ID_FACTORY) private readonly ids: IdFactory,
+    @Inject(APP_SETTINGS) private readonly settings: ApplicationSettings,
+  ) {}
+
+  async execute(cmd: CreateSessionCommand): Promise<CreatedSession> {
+    const agentId = cmd.agentId ?? this.settings.defaultAgentId;
+    if (cmd.title !== null && cmd.title.length > 500) throw new ValidationError('title must be at most 500 characters', { field: 'title' });
+    const agent = await this.agents.current(agentId);
+    if (!agent) throw new NotFoundError(`unknown agent "${agentId}"`, { field: 'agent_id', agentId });
+    const id = this.ids.uuid();
+    await this.store.append(
+      id,
+      [{ type: 'session.created', actorType: 'user', actorId: cmd.principal.principalId, data: { agentId: agent.id, agentVersion: agent.version, principalId: cmd.principal.principalId, title: cmd.title, metadata: {} } }],
+      { tenantId: cmd.principal.tenantId },
+    );
+    return { id, status: 'active', agentId: agent.id, agentVersion: agent.version };
+  }
+}

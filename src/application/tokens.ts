@@ -1,0 +1,14 @@
+/** Injection tokens: the composition root binds an adapter to each port. */
+export const EVENT_STORE = Symbol('EventStore');
+export const RUN_REPOSITORY = Symbol('RunRepository');
+export const SESSION_REPOSITORY = Symbol('SessionRepository');
+export const AGENT_CATALOG = Symbol('AgentCatalog');
+export const CLOCK = Symbol('Clock');
+export const ID_FACTORY = Symbol('IdFactory');
+export const APP_SETTINGS = Symbol('AppSettings');
+
+/** Application settings the handlers need (plain data). */
+export interface ApplicationSettings {
+  readonly defaultAgentId: string;
+  readonly maxMessageChars: number;
+}

@@ -1,0 +1,126 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import { connectDatabase, migrateToLatest } from '../../adapters/postgres/connect';
+import { createLogger } from '../../adapters/logging/pino-logger';
+import { loadDotEnv, loadSettings } from '../../config/settings';
+import { createHttpApp } from '../../composition/http';
+import { createPlatform } from '../../composition/platform';
+import { EXIT, exitCodeFor } from '../exit-codes';
+
+function fail(e: unknown): never {
+  process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(exitCodeFor(e));
+}
+
+/** Resolves on the first SIGTERM or SIGINT. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+}
+
+async function runApi(): Promise<void> {
+  loadDotEnv();
+  const settings = loadSettings();
+  const platform = await createPlatform(settings, { service: 'api' });
+  const app = await createHttpApp(platform);
+  await app.listen(settings.port, settings.host);
+  platform.log.info('api listening', { url: `http://${settings.host}:${settings.port}`, dataDir: settings.dataDir });
+  process.stderr.write(`agent-core API listening on http://${settings.host}:${settings.port}\n`);
+  await untilSignal();
+  await app.close();
+  await platform.close();
+  process.exit(EXIT.ok);
+}
+
+async function runWorker(): Promise<void> {
+  loadDotEnv();
+  const settings = loadSettings();
+  const platform = await createPlatform(settings, { service: 'worker' });
+  const worker = platform.createWorker();
+  await worker.start();
+  process.stderr.write(`agent-core worker ${worker.settings.workerId} running (concurrency ${worker.settings.concurrency})\n`);
+  await untilSignal();
+  await worker.stop();
+  await platform.close();
+  process.exit(EXIT.ok);
+}
+
+/**
+ * `agent start`: owns the database (embedded when DATABASE_URL is unset), migrates once, then runs
+ * the API and the worker as separate child processes, restarting a child that dies. SIGTERM stops
+ * the children, then the embedded PostgreSQL.
+ */
+async function runStart(): Promise<void> {
+  loadDotEnv();
+  const settings = loadSettings();
+  const log = createLogger({ level: settings.logLevel, service: 'supervisor' });
+  const handle = await connectDatabase({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, log: (l) => log.info(l) });
+  let stopping = false;
+  const children = new Map<string, ChildProcess>();
+  const entry = path.join(__dirname, '..', 'main.js');
+  const launch = (role: 'api' | 'worker', restarts = 0): void => {
+    const child = spawn(process.execPath, [entry, role], { stdio: 'inherit', env: { ...process.env, DATABASE_URL: handle.url } });
+    children.set(role, child);
+    child.once('exit', (code, signal) => {
+      children.delete(role);
+      if (stopping) return;
+      const delay = Math.min(10_000, 500 * 2 ** restarts);
+      log.error(`${role} exited unexpectedly; restarting`, { code, signal, delayMs: delay });
+      setTimeout(() => launch(role, restarts + 1), delay);
+    });
+  };
+  const shutdown = async () => {
+    stopping = true;
+    await Promise.all(
+      [...children.values()].map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            c.once('exit', () => resolve());
+            c.kill('SIGTERM');
+            setTimeout(() => c.kill('SIGKILL'), 20_000).unref();
+          }),
+      ),
+    );
+    await handle.close();
+    process.stderr.write('agent-core stopped\n');
+    process.exit(EXIT.ok);
+  };
+  try {
+    await migrateToLatest(handle.url);
+  } catch (e) {
+    await handle.close();
+    throw e;
+  }
+  const where = handle.embedded ? `embedded PostgreSQL in ${handle.embedded.dataDir} (port ${handle.embedded.port})` : 'DATABASE_URL';
+  process.stderr.write(`agent-core starting: API on http://${settings.host}:${settings.port}, worker beside it; data: ${where}\n`);
+  launch('api');
+  launch('worker');
+  await untilSignal();
+  await shutdown();
+}
+
+export function registerProcessCommands(program: Command): void {
+  program.command('start').description('run the API and a worker as separate processes (embedded PostgreSQL when DATABASE_URL is unset)').action(() => runStart().catch(fail));
+  program.command('api').description('run the HTTP API').action(() => runApi().catch(fail));
+  program.command('worker').description('run a worker that claims and executes runs').action(() => runWorker().catch(fail));
+  program
+    .command('migrate')
+    .description('apply pending database migrations')
+    .action(() =>
+      (async () => {
+        loadDotEnv();
+        const settings = loadSettings();
+        const handle = await connectDatabase({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, log: (l) => process.stderr.write(`${l}\n`) });
+        try {
+          const applied = await migrateToLatest(handle.url);
+          process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is at the latest migration\n');
+        } finally {
+          await handle.close();
+        }
+        process.exit(EXIT.ok);
+      })().catch(fail),
+    );
+}

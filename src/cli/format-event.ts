@@ -1,0 +1,45 @@
+import type { StoredEvent } from '../domain/events/payloads';
+
+const clip = (s: string, n = 100) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** One readable line per event for the terminal. */
+export function formatEvent(e: StoredEvent): string {
+  const detail = ((): string => {
+    switch (e.type) {
+      case 'run.claimed':
+        return `worker ${e.data.workerId} (attempt ${e.data.attempt})`;
+      case 'run.started':
+        return `attempt ${e.data.attempt}`;
+      case 'model.request.started':
+        return `step ${e.data.step} · ${e.data.provider}:${e.data.model} · attempt ${e.data.attempt}`;
+      case 'model.response.completed': {
+        const u = e.data.usage;
+        const calls = e.data.toolCalls.length ? ` · ${e.data.toolCalls.map((c) => c.name).join(', ')}` : '';
+        return `step ${e.data.step} · ${e.data.stopReason}${calls} · ${u.uncachedInputTokens + u.cachedInputTokens} in / ${u.outputTokens} out tokens · ${e.data.latencyMs} ms`;
+      }
+      case 'model.request.failed':
+        return `step ${e.data.step} attempt ${e.data.attempt} · ${e.data.errorCode}: ${clip(e.data.message)}${e.data.retryable ? ' (retryable)' : ''}`;
+      case 'tool.call.proposed':
+        return `${e.data.toolName} ${clip(JSON.stringify(e.data.arguments))}`;
+      case 'tool.call.authorized':
+        return `${e.data.decision} (${e.data.reasonCode})`;
+      case 'tool.call.denied':
+        return `${e.data.reasonCode}: ${clip(e.data.explanation)}`;
+      case 'tool.call.completed':
+        return `${clip(JSON.stringify(e.data.result))} · ${e.data.latencyMs} ms`;
+      case 'tool.call.failed':
+        return `${e.data.errorCode}: ${clip(e.data.message)}`;
+      case 'run.checkpointed':
+        return `step ${e.data.step} (checkpoint ${e.data.checkpointVersion})`;
+      case 'run.failed':
+        return `${e.data.reason}: ${e.data.message}`;
+      case 'run.cancelled':
+        return e.data.reason ?? '';
+      case 'assistant.message.completed':
+        return `${e.data.text.length} chars`;
+      default:
+        return '';
+    }
+  })();
+  return `  ${e.type.padEnd(28)} ${detail}`.trimEnd();
+}

@@ -1,0 +1,31 @@
+import 'reflect-metadata';
+import { Command } from 'commander';
+import { registerProcessCommands } from './commands/processes';
+import { registerProjectionCommands } from './commands/projections';
+import { registerRunCommands } from './commands/run';
+
+/** The `agent` command. Every command calls the same application services as the HTTP API. */
+export function buildProgram(): Command {
+  const program = new Command('agent')
+    .description('agent-core: a durable, event-sourced platform that runs AI agents')
+    .version('0.1.0')
+    .showHelpAfterError()
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 ok · 1 run/eval/verify did not succeed · 2 bad usage or input · 3 not found
+            4 conflict · 5 database or configuration unavailable · 130 interrupted`,
+    );
+  registerProcessCommands(program);
+  registerRunCommands(program);
+  registerProjectionCommands(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  program.exitOverride((err) => {
+    process.exit(err.exitCode === 0 ? 0 : 2);
+  });
+  await program.parseAsync(argv);
+}

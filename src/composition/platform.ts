@@ -1,0 +1,113 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { loadAgentFiles, YamlAgentCatalog } from '../adapters/config/yaml-agent-catalog';
+import { createLogger, silentLogger } from '../adapters/logging/pino-logger';
+import { createDemoProvider } from '../adapters/model/demo';
+import { createFakeProvider } from '../adapters/model/fake';
+import { connectDatabase, migrateToLatest, type DatabaseHandle } from '../adapters/postgres/connect';
+import { Database } from '../adapters/postgres/database';
+import { PgEventStore } from '../adapters/postgres/event-store/pg-event-store';
+import { PgListenWakeup } from '../adapters/postgres/notify/pg-listen-wakeup';
+import { PgTransientPublisher } from '../adapters/postgres/notify/pg-transient-publisher';
+import { PgSessionRepository } from '../adapters/postgres/pg-session-repository';
+import { PgCheckpointStore } from '../adapters/postgres/runs/pg-checkpoint-store';
+import { PgRunQueue } from '../adapters/postgres/runs/pg-run-queue';
+import { PgRunRepository } from '../adapters/postgres/runs/pg-run-repository';
+import { randomIds, systemClock } from '../adapters/system-clock';
+import type { Settings } from '../config/settings';
+import { LOCAL_PRINCIPAL } from '../domain/principal';
+import type { Clock, IdFactory } from '../ports/clock';
+import type { Logger } from '../ports/logger';
+import { ModelRouter } from '../runtime/model-router';
+import { RunLoop, type RunLoopSettings } from '../runtime/run-loop';
+import { Worker } from '../runtime/worker';
+import { createBuiltinTools } from '../tools/builtin';
+import { ToolRegistry } from '../tools/registry';
+
+/**
+ * The composition root: the one place adapters are bound to ports. The API process, the worker
+ * process, the CLI and the tests all build their object graph here.
+ */
+export interface Platform {
+  readonly settings: Settings;
+  readonly handle: DatabaseHandle;
+  readonly db: Database;
+  readonly store: PgEventStore;
+  readonly runs: PgRunRepository;
+  readonly sessions: PgSessionRepository;
+  readonly checkpoints: PgCheckpointStore;
+  readonly queue: PgRunQueue;
+  readonly agents: YamlAgentCatalog;
+  readonly registry: ToolRegistry;
+  readonly router: ModelRouter;
+  readonly transient: PgTransientPublisher;
+  readonly clock: Clock;
+  readonly ids: IdFactory;
+  readonly log: Logger;
+  createRunLoop(overrides?: Partial<RunLoopSettings>): RunLoop;
+  createWorker(opts?: { workerId?: string; concurrency?: number; pollIntervalMs?: number; drainMs?: number; onlyRunId?: string }): Worker;
+  close(): Promise<void>;
+}
+
+export interface PlatformOptions {
+  readonly service: string;
+  /** Use an already running database (tests); otherwise DATABASE_URL or the embedded server. */
+  readonly databaseUrl?: string;
+  readonly quiet?: boolean;
+  readonly logger?: Logger;
+  readonly migrate?: boolean;
+  readonly poolSize?: number;
+}
+
+export async function createPlatform(settings: Settings, opts: PlatformOptions): Promise<Platform> {
+  const log = opts.logger ?? (opts.quiet ? silentLogger : createLogger({ level: settings.logLevel, service: opts.service }));
+  const handle = opts.databaseUrl
+    ? { url: opts.databaseUrl, embedded: null, close: async () => undefined }
+    : await connectDatabase({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, log: (l) => log.info(l) });
+  try {
+    if (opts.migrate !== false) await migrateToLatest(handle.url);
+    const db = new Database(handle.url, opts.poolSize ?? 10);
+    const clock = systemClock;
+    const ids = randomIds;
+    const store = new PgEventStore(db, clock);
+    const runs = new PgRunRepository(db);
+    const sessions = new PgSessionRepository(db);
+    const checkpoints = new PgCheckpointStore(db);
+    const queue = new PgRunQueue(db, store, clock);
+    const agents = await YamlAgentCatalog.open(db, loadAgentFiles(path.join(settings.configDir, 'agents'), process.env.AGENT_MODEL_POLICY || null));
+    const registry = new ToolRegistry();
+    for (const tool of createBuiltinTools()) registry.register(tool);
+    const router = new ModelRouter([
+      createDemoProvider({ clock, latencyMs: settings.fakeModelLatencyMs }),
+      createFakeProvider({ fixturesDir: path.join(settings.configDir, 'model-fixtures'), clock, latencyMs: settings.fakeModelLatencyMs }),
+    ]);
+    const transient = new PgTransientPublisher(db);
+    const leaseMs = settings.leaseSeconds * 1000;
+    const createRunLoop = (overrides: Partial<RunLoopSettings> = {}) =>
+      new RunLoop(
+        { store, runs, checkpoints, queue, router, registry, agents, transient, clock, ids, log, principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }) },
+        { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
+      );
+    return {
+      settings, handle, db, store, runs, sessions, checkpoints, queue, agents, registry, router, transient, clock, ids, log,
+      createRunLoop,
+      createWorker: (o = {}) =>
+        new Worker(queue, createRunLoop(), new PgListenWakeup(handle.url, log), clock, ids, log, {
+          workerId: o.workerId ?? `${os.hostname()}:${process.pid}:${ids.uuid().slice(0, 8)}`,
+          concurrency: o.concurrency ?? settings.workerConcurrency,
+          leaseMs,
+          pollIntervalMs: o.pollIntervalMs ?? settings.pollIntervalMs,
+          drainMs: o.drainMs ?? 10_000,
+          onlyRunId: o.onlyRunId,
+        }),
+      async close() {
+        await router.close();
+        await db.close();
+        await handle.close();
+      },
+    };
+  } catch (e) {
+    await handle.close();
+    throw e;
+  }
+}

@@ -1,0 +1,45 @@
+import type { RunFailure } from './failure';
+import type { RunLimits } from './limits';
+import type { RunStatus } from './status';
+import type { RunUsage } from './usage';
+
+/** The run read model as the application and runtime see it (never a TypeORM entity). */
+export interface RunRecord {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly tenantId: string;
+  readonly principalId: string;
+  readonly agentId: string;
+  readonly agentVersion: number;
+  readonly modelPolicy: string;
+  readonly status: RunStatus;
+  readonly priority: number;
+  readonly attempts: number;
+  readonly stepCount: number;
+  readonly modelCallCount: number;
+  readonly toolCallCount: number;
+  readonly limits: RunLimits;
+  readonly usage: RunUsage;
+  readonly userMessageId: string | null;
+  readonly finalText: string | null;
+  readonly leaseOwner: string | null;
+  readonly leaseEpoch: number;
+  readonly leaseExpiresAt: string | null;
+  readonly cancelRequestedAt: string | null;
+  readonly deadlineAt: string | null;
+  readonly failure: RunFailure | null;
+  readonly idempotencyKey: string | null;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly startedAt: string | null;
+  readonly completedAt: string | null;
+}
+
+/** What a worker holds after a successful claim: every later write is fenced by `leaseEpoch`. */
+export interface RunClaim {
+  readonly runId: string;
+  readonly sessionId: string;
+  readonly tenantId: string;
+  readonly leaseEpoch: number;
+  readonly attempt: number;
+}

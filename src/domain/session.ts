@@ -1,0 +1,17 @@
+/** Session read model (plan §6.3). */
+export type SessionStatus = 'active' | 'deleted';
+
+export interface SessionRecord {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly principalId: string;
+  readonly agentId: string;
+  readonly agentVersion: number;
+  readonly status: SessionStatus;
+  readonly title: string | null;
+  readonly lastSequence: number;
+  readonly activeRunId: string | null;
+  readonly lastRunId: string | null;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}

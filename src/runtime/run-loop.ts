@@ -1,0 +1,360 @@
+import type { AgentSpec } from '../domain/agent';
+import type { ToolCallItem } from '../domain/conversation/items';
+import { LeaseFencedError } from '../domain/errors';
+import type { NewEvent } from '../domain/events/payloads';
+import { assembleTurn } from '../domain/model/assembler';
+import type { ModelTurn } from '../domain/model/model-events';
+import type { Principal } from '../domain/principal';
+import type { CheckpointState } from '../domain/run/checkpoint';
+import type { FailureReason } from '../domain/run/failure';
+import type { RunClaim, RunRecord } from '../domain/run/run';
+import { isTerminal } from '../domain/run/status';
+import { totalInputTokens } from '../domain/run/usage';
+import { buildModelRequest } from '../context/context-builder';
+import type { AgentCatalog } from '../ports/agent-catalog';
+import type { Clock, IdFactory } from '../ports/clock';
+import type { EventStore } from '../ports/event-store';
+import type { Logger } from '../ports/logger';
+import type { CheckpointStore, RunQueue, RunRepository, TransientPublisher } from '../ports/run-store';
+import type { ToolRegistry } from '../tools/registry';
+import type { ModelRouter } from './model-router';
+import { backoffMs, classifyModelError } from './retry';
+import { LoopStopped, stopReasonOf } from './stop-reason';
+import { ToolPipeline } from './tool-pipeline';
+
+export interface RunLoopDeps {
+  readonly store: EventStore;
+  readonly runs: RunRepository;
+  readonly checkpoints: CheckpointStore;
+  readonly queue: RunQueue;
+  readonly router: ModelRouter;
+  readonly registry: ToolRegistry;
+  readonly agents: AgentCatalog;
+  readonly transient: TransientPublisher;
+  readonly clock: Clock;
+  readonly ids: IdFactory;
+  readonly log: Logger;
+  readonly principalFor: (run: RunRecord) => Principal;
+}
+
+export interface RunLoopSettings {
+  readonly leaseMs: number;
+  readonly maxModelAttempts: number;
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+}
+
+export type RunLoopResult = 'finished' | 'released' | 'fenced';
+
+type Outcome =
+  | { kind: 'completed'; text: string }
+  | { kind: 'failed'; reason: FailureReason; message: string; errorCode: string | null }
+  | { kind: 'cancelled'; reason: string | null };
+
+/**
+ * Executes one claimed run to a terminal outcome or a safe stop (plan §12). Every write is fenced by
+ * the claim's lease epoch; no transaction is held across a model or tool call; the terminal write
+ * happens exactly once, in `finalize`. A run resumed by another worker continues from its latest
+ * checkpoint; with no checkpoint it re-derives the same point from the event log.
+ */
+export class RunLoop {
+  private readonly pipeline: ToolPipeline;
+  constructor(
+    private readonly deps: RunLoopDeps,
+    private readonly settings: RunLoopSettings,
+  ) {
+    this.pipeline = new ToolPipeline(deps.registry, deps.runs, deps.clock, deps.ids);
+  }
+
+  async execute(claim: RunClaim, shutdown: AbortSignal): Promise<RunLoopResult> {
+    const controller = new AbortController();
+    const onShutdown = () => controller.abort(new LoopStopped('shutdown'));
+    shutdown.addEventListener('abort', onShutdown, { once: true });
+    if (shutdown.aborted) onShutdown();
+    const heartbeat = setInterval(() => {
+      this.deps.queue.heartbeat(claim, this.settings.leaseMs).then(
+        (hb) => {
+          if (!hb.held) controller.abort(new LoopStopped('fenced'));
+          else if (hb.cancelRequested) controller.abort(new LoopStopped('cancelled'));
+        },
+        (e: unknown) => this.deps.log.warn('heartbeat failed', { runId: claim.runId, error: String(e) }),
+      );
+    }, Math.max(100, Math.floor(this.settings.leaseMs / 3)));
+    try {
+      const outcome = await this.loop(claim, controller.signal);
+      if (outcome === 'stopped') return this.stop(claim, controller.signal);
+      await this.finalize(claim, outcome);
+      return 'finished';
+    } catch (e) {
+      if (e instanceof LeaseFencedError) return 'fenced';
+      if (e instanceof LoopStopped || controller.signal.aborted) return this.stop(claim, controller.signal);
+      this.deps.log.error('run loop crashed', { runId: claim.runId, error: e instanceof Error ? e.message : String(e) });
+      try {
+        await this.finalize(claim, { kind: 'failed', reason: 'internal_error', message: e instanceof Error ? e.message : String(e), errorCode: 'internal_error' });
+      } catch (e2) {
+        if (!(e2 instanceof LeaseFencedError)) throw e2;
+        return 'fenced';
+      }
+      return 'finished';
+    } finally {
+      clearInterval(heartbeat);
+      shutdown.removeEventListener('abort', onShutdown);
+    }
+  }
+
+  /** A stop that is not a terminal outcome: release on shutdown, finalize on cancel, vanish when fenced. */
+  private async stop(claim: RunClaim, signal: AbortSignal): Promise<RunLoopResult> {
+    const reason = stopReasonOf(signal) ?? 'shutdown';
+    try {
+      if (reason === 'fenced') return 'fenced';
+      if (reason === 'cancelled') {
+        await this.finalize(claim, { kind: 'cancelled', reason: 'cancel requested' });
+        return 'finished';
+      }
+      await this.append(claim, [{ type: 'run.released', runId: claim.runId, actorType: 'worker', data: { workerId: 'worker', reason: 'worker shutting down' } }]);
+      return 'released';
+    } catch (e) {
+      if (e instanceof LeaseFencedError) return 'fenced';
+      throw e;
+    }
+  }
+
+  private append(claim: RunClaim, events: NewEvent[], checkpoint?: { version: number; state: CheckpointState }) {
+    return this.deps.store.append(claim.sessionId, events, {
+      tenantId: claim.tenantId,
+      fence: { runId: claim.runId, leaseEpoch: claim.leaseEpoch },
+      checkpoint: checkpoint ? { runId: claim.runId, version: checkpoint.version, state: checkpoint.state as unknown as Record<string, unknown> } : undefined,
+    });
+  }
+
+  private async loop(claim: RunClaim, signal: AbortSignal): Promise<Outcome | 'stopped'> {
+    const { deps } = this;
+    let run = await deps.runs.get(claim.runId, null);
+    if (!run || isTerminal(run.status)) return 'stopped';
+    const agent = await deps.agents.get(run.agentId, run.agentVersion);
+    if (!agent) return { kind: 'failed', reason: 'internal_error', message: `agent ${run.agentId} v${run.agentVersion} is not defined`, errorCode: 'not_found' };
+    const principal = deps.principalFor(run);
+    let route;
+    try {
+      route = deps.router.resolve(run.modelPolicy);
+    } catch (e) {
+      return { kind: 'failed', reason: 'model_permanent_error', message: (e as Error).message, errorCode: 'configuration_error' };
+    }
+    const toolSpecs = deps.registry.definitionsFor(agent.enabledTools, principal.scopes);
+
+    // Resume point: the latest checkpoint when it is for the current step; otherwise the log decides.
+    const cp = await deps.checkpoints.latest(claim.runId);
+    let checkpointVersion = cp?.version ?? 0;
+    let step = run.stepCount;
+    let pending: { calls: readonly ToolCallItem[]; malformed: CheckpointState['malformedToolCalls'] } | null = null;
+    if (cp && cp.state.step === step && cp.state.phase === 'model_completed') {
+      pending = { calls: cp.state.pendingToolCalls, malformed: cp.state.malformedToolCalls };
+    } else if (step > 0 && !(cp && cp.state.step === step && cp.state.phase === 'tools_completed')) {
+      step -= 1; // the model call of `step` has no checkpoint: do it again (same step number)
+    }
+    const firstSequence = await this.firstSequenceOfRun(claim, principal);
+    let modelCallsThisClaim = 0;
+
+    for (;;) {
+      if (pending) {
+        const r = await this.runTools(claim, run, agent, principal, step, pending, signal);
+        if (r) return r;
+        pending = null;
+        const last = await this.append(
+          claim,
+          [{ type: 'run.checkpointed', runId: claim.runId, actorType: 'worker', data: { checkpointVersion: checkpointVersion + 1, step } }],
+          { version: ++checkpointVersion, state: this.state(step, 'tools_completed', [], [], firstSequence) },
+        );
+        void last;
+      }
+      step += 1;
+      run = (await deps.runs.get(claim.runId, null))!;
+      const gate = this.checkBeforeModelCall(run, step, signal);
+      if (gate) return gate;
+
+      let turn: ModelTurn | null = null;
+      for (let attempt = 1; turn === null; attempt++) {
+        if (run.modelCallCount + modelCallsThisClaim >= run.limits.maxModelCalls) {
+          return { kind: 'failed', reason: 'max_model_calls_exceeded', message: `run reached its limit of ${run.limits.maxModelCalls} model calls`, errorCode: 'budget_exceeded' };
+        }
+        const sessionEvents = await deps.store.listAfter(claim.sessionId, 0, principal, 1_000_000);
+        const attemptId = deps.ids.uuid();
+        const request = buildModelRequest({ agent: { ...agent, modelPolicy: run.modelPolicy }, principal, runId: claim.runId, userMessageId: run.userMessageId, step, sessionEvents, tools: toolSpecs, nowIso: deps.clock.nowIso(), attemptId });
+        const modelCallId = deps.ids.uuid();
+        await this.append(claim, [{ type: 'model.request.started', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, provider: route.model.provider, model: route.model.model, prefixHash: request.prefixHash } }]);
+        modelCallsThisClaim += 1;
+        const t0 = deps.clock.nowMs();
+        try {
+          const deadlineMs = run.deadlineAt ? Date.parse(run.deadlineAt) : null;
+          turn = await assembleTurn(
+            route.provider.stream(request, route.model, { attemptId, attemptNumber: attempt, deadlineMs, signal }),
+            (d) => deps.transient.publish({ sessionId: claim.sessionId, runId: claim.runId, kind: d.type, text: d.text }).catch(() => undefined),
+          );
+        } catch (e) {
+          const latencyMs = deps.clock.nowMs() - t0;
+          if (signal.aborted) {
+            if (stopReasonOf(signal) !== 'fenced') {
+              await this.append(claim, [{ type: 'model.request.failed', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, errorCode: 'aborted', message: `model call aborted (${stopReasonOf(signal)})`, retryable: true, latencyMs } }]);
+            }
+            return 'stopped';
+          }
+          const c = classifyModelError(e);
+          await this.append(claim, [{ type: 'model.request.failed', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, errorCode: c.code, message: c.message, retryable: c.retryable, latencyMs } }]);
+          const wait = backoffMs(attempt, this.settings.retryBaseMs, this.settings.retryMaxMs, deps.ids.random());
+          const deadlineMs = run.deadlineAt ? Date.parse(run.deadlineAt) : Infinity;
+          if (!c.retryable || attempt >= this.settings.maxModelAttempts || deps.clock.nowMs() + wait >= deadlineMs) {
+            return { kind: 'failed', reason: c.reason, message: c.message, errorCode: c.code };
+          }
+          await deps.clock.sleep(wait, signal).catch(() => undefined);
+          if (signal.aborted) return 'stopped';
+          continue;
+        }
+        const latencyMs = deps.clock.nowMs() - t0;
+        await this.append(
+          claim,
+          [{
+            type: 'model.response.completed',
+            runId: claim.runId,
+            actorType: 'worker',
+            data: {
+              modelCallId, step, attempt, stopReason: turn.stopReason, usage: turn.usage,
+              cost: turn.providerCost ?? '0', costSource: turn.providerCost ? 'provider_response' : 'free',
+              toolCalls: turn.toolCalls.map((c) => ({ callId: c.callId, name: c.name })), textLength: turn.text.length, latencyMs,
+            },
+          }],
+          {
+            version: ++checkpointVersion,
+            state: this.state(step, 'model_completed', turn.toolCalls, turn.malformedToolCalls, firstSequence, turn.reasoningItems.length ? { provider: route.model.provider, items: turn.reasoningItems } : null),
+          },
+        );
+      }
+      run = (await deps.runs.get(claim.runId, null))!;
+      const budget = this.checkTokenBudgets(run);
+      if (budget) return budget;
+      if (signal.aborted) return 'stopped';
+      if (turn.toolCalls.length > 0 || turn.malformedToolCalls.length > 0) {
+        pending = { calls: turn.toolCalls, malformed: turn.malformedToolCalls };
+        continue;
+      }
+      if (turn.text.trim() === '') {
+        return { kind: 'failed', reason: 'empty_model_turn', message: 'the model returned neither text nor tool calls', errorCode: 'model_protocol_error' };
+      }
+      return { kind: 'completed', text: turn.text };
+    }
+  }
+
+  private async runTools(
+    claim: RunClaim,
+    run: RunRecord,
+    agent: AgentSpec,
+    principal: Principal,
+    step: number,
+    pending: { calls: readonly ToolCallItem[]; malformed: CheckpointState['malformedToolCalls'] },
+    signal: AbortSignal,
+  ): Promise<Outcome | 'stopped' | null> {
+    const ctx = { runId: claim.runId, sessionId: claim.sessionId, step, agent, principal, signal };
+    const append = (events: NewEvent[]) => this.append(claim, events).then(() => undefined);
+    // Malformed calls become proposed calls whose arguments failed to parse; the model is told so.
+    const calls: ToolCallItem[] = [
+      ...pending.calls,
+      ...pending.malformed.map((m) => ({ kind: 'tool_call' as const, callId: m.callId, name: m.name, arguments: { _unparsed_arguments: m.raw.slice(0, 2000) } })),
+    ];
+    const parallel = calls.length > 1 && calls.every((c) => {
+      const spec = this.deps.registry.get(c.name)?.spec;
+      return spec !== undefined && spec.allowParallel && (spec.idempotency === 'read_only');
+    });
+    let used = (await this.deps.runs.get(claim.runId, null))!.toolCallCount;
+    const guard = (): Outcome | 'stopped' | null => {
+      if (signal.aborted) return 'stopped';
+      if (used >= run.limits.maxToolCalls) {
+        return { kind: 'failed', reason: 'max_tool_calls_exceeded', message: `run reached its limit of ${run.limits.maxToolCalls} tool calls`, errorCode: 'budget_exceeded' };
+      }
+      return null;
+    };
+    const handle = async (call: ToolCallItem): Promise<Outcome | 'stopped' | null> => {
+      const g = guard();
+      if (g) return g;
+      used += 1;
+      const r = await this.pipeline.process(call, ctx, append);
+      if (r.kind === 'loop_detected') {
+        return { kind: 'failed', reason: 'loop_detected', message: `the model repeated the identical call ${r.toolName} without new evidence`, errorCode: 'loop_detected' };
+      }
+      return signal.aborted ? 'stopped' : null;
+    };
+    if (parallel) {
+      const results = await Promise.all(calls.map(handle));
+      return results.find((r) => r !== null) ?? null;
+    }
+    for (const call of calls) {
+      const r = await handle(call);
+      if (r) return r;
+    }
+    return null;
+  }
+
+  private checkBeforeModelCall(run: RunRecord, step: number, signal: AbortSignal): Outcome | 'stopped' | null {
+    if (signal.aborted) return 'stopped';
+    if (run.cancelRequestedAt) return { kind: 'cancelled', reason: 'cancel requested' };
+    if (run.deadlineAt && this.deps.clock.nowMs() >= Date.parse(run.deadlineAt)) {
+      return { kind: 'failed', reason: 'deadline_exceeded', message: `run passed its deadline ${run.deadlineAt}`, errorCode: 'deadline_exceeded' };
+    }
+    if (step > run.limits.maxSteps) {
+      return { kind: 'failed', reason: 'max_steps_exceeded', message: `run reached its limit of ${run.limits.maxSteps} steps`, errorCode: 'budget_exceeded' };
+    }
+    return null;
+  }
+
+  private checkTokenBudgets(run: RunRecord): Outcome | null {
+    const { limits, usage } = run;
+    if (limits.maxInputTokens !== null && totalInputTokens(usage) > limits.maxInputTokens) {
+      return { kind: 'failed', reason: 'token_budget_exceeded', message: `input tokens ${totalInputTokens(usage)} exceed ${limits.maxInputTokens}`, errorCode: 'budget_exceeded' };
+    }
+    if (limits.maxOutputTokens !== null && usage.outputTokens > limits.maxOutputTokens) {
+      return { kind: 'failed', reason: 'token_budget_exceeded', message: `output tokens ${usage.outputTokens} exceed ${limits.maxOutputTokens}`, errorCode: 'budget_exceeded' };
+    }
+    if (limits.maxCost !== null && Number(usage.cost) > Number(limits.maxCost)) {
+      return { kind: 'failed', reason: 'cost_budget_exceeded', message: `cost ${usage.cost} exceeds ${limits.maxCost}`, errorCode: 'budget_exceeded' };
+    }
+    return null;
+  }
+
+  private state(
+    step: number,
+    phase: CheckpointState['phase'],
+    calls: readonly ToolCallItem[],
+    malformed: CheckpointState['malformedToolCalls'],
+    fromSequence: number,
+    continuation: CheckpointState['providerContinuation'] = null,
+  ): CheckpointState {
+    return { schema: 1, step, phase, pendingToolCalls: calls, malformedToolCalls: malformed, providerContinuation: continuation, conversationRange: { fromSequence } };
+  }
+
+  private async firstSequenceOfRun(claim: RunClaim, principal: Principal): Promise<number> {
+    const events = await this.deps.store.listRunEvents(claim.runId, principal, 0);
+    return events[0]?.sequence ?? 0;
+  }
+
+  /** The single terminal write of a run: the outcome event(s) and a terminal checkpoint, fenced. */
+  private async finalize(claim: RunClaim, outcome: Outcome): Promise<void> {
+    const runId = claim.runId;
+    const base = { runId, actorType: 'worker' as const };
+    const events: NewEvent[] =
+      outcome.kind === 'completed'
+        ? (() => {
+            const messageId = this.deps.ids.uuid();
+            return [
+              { ...base, type: 'assistant.message.completed', data: { messageId, text: outcome.text } },
+              { ...base, type: 'run.completed', data: { messageId } },
+            ] as NewEvent[];
+          })()
+        : outcome.kind === 'failed'
+          ? [{ ...base, type: 'run.failed', data: { reason: outcome.reason, message: outcome.message, errorCode: outcome.errorCode } }]
+          : [{ ...base, type: 'run.cancelled', data: { reason: outcome.reason } }];
+    const cp = await this.deps.checkpoints.latest(runId);
+    const prev = cp?.state;
+    await this.append(claim, events, {
+      version: (cp?.version ?? 0) + 1,
+      state: this.state(prev?.step ?? 0, 'terminal', [], [], prev?.conversationRange.fromSequence ?? 0),
+    });
+  }
+}
