@@ -82,10 +82,11 @@ const LAYERS = {
     ['api', 'cli', 'dashboard'].map((name) => [
       name,
       {
-        layers: [name, 'application', 'domain', 'ports', 'config'],
+        // Entry points reach adapters only through the composition root, never directly.
+        layers: [name, 'application', 'domain', 'ports', 'config', 'composition'],
         packages: ANY,
         builtins: true,
-        says: `${name}/ may import only application/, domain/, ports/, config/ and libraries (adapters only from *.module.ts / main.ts / src/composition/)`,
+        says: `${name}/ may import only application/, domain/, ports/, config/, composition/ and libraries (never adapters/ directly)`,
       },
     ]),
   ),

@@ -1,4 +1,3 @@
-import { PgListenWakeup } from '../adapters/postgres/notify/pg-listen-wakeup';
 import type { StoredEvent } from '../domain/events/payloads';
 import type { Principal } from '../domain/principal';
 import type { Platform } from '../composition/platform';
@@ -18,7 +17,7 @@ export async function followRun(
   timeoutMs: number,
 ): Promise<StoredEvent | null> {
   let wake: (() => void) | null = null;
-  const listener = new PgListenWakeup(platform.handle.url, platform.log, 'agent_events');
+  const listener = platform.listen('agent_events');
   await listener.start(() => wake?.());
   const deadline = Date.now() + timeoutMs;
   let after = 0;

@@ -8,6 +8,10 @@ import { connectDatabase, migrateToLatest, type DatabaseHandle } from '../adapte
 import { Database } from '../adapters/postgres/database';
 import { PgEventStore } from '../adapters/postgres/event-store/pg-event-store';
 import { PgListenWakeup } from '../adapters/postgres/notify/pg-listen-wakeup';
+import { rebuildProjections, type RebuildOptions, type RebuildProgress, type RebuildReport } from '../adapters/postgres/projection-rebuild';
+import type { WakeupSource } from '../ports/wakeup';
+
+export type { RebuildProgress, RebuildReport };
 import { PgTransientPublisher } from '../adapters/postgres/notify/pg-transient-publisher';
 import { PgSessionRepository } from '../adapters/postgres/pg-session-repository';
 import { PgCheckpointStore } from '../adapters/postgres/runs/pg-checkpoint-store';
@@ -46,6 +50,10 @@ export interface Platform {
   readonly log: Logger;
   createRunLoop(overrides?: Partial<RunLoopSettings>): RunLoop;
   createWorker(opts?: { workerId?: string; concurrency?: number; pollIntervalMs?: number; drainMs?: number; onlyRunId?: string }): Worker;
+  /** Replays the event log into fresh read models (see docs/projections.md). */
+  rebuildProjections(opts: Omit<RebuildOptions, never>): Promise<RebuildReport>;
+  /** A NOTIFY subscription on `channel` that reconnects forever. */
+  listen(channel: string): WakeupSource;
   close(): Promise<void>;
 }
 
@@ -100,6 +108,8 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           drainMs: o.drainMs ?? 10_000,
           onlyRunId: o.onlyRunId,
         }),
+      rebuildProjections: (o) => rebuildProjections(db, o),
+      listen: (channel) => new PgListenWakeup(handle.url, log, channel),
       async close() {
         await router.close();
         await db.close();

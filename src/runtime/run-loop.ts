@@ -44,7 +44,7 @@ export interface RunLoopSettings {
   readonly retryMaxMs: number;
 }
 
-export type RunLoopResult = 'finished' | 'released' | 'fenced';
+export type RunLoopResult = 'finished' | 'released' | 'fenced' | 'abandoned';
 
 type Outcome =
   | { kind: 'completed'; text: string }
@@ -68,10 +68,11 @@ export class RunLoop {
 
   async execute(claim: RunClaim, shutdown: AbortSignal): Promise<RunLoopResult> {
     const controller = new AbortController();
-    const onShutdown = () => controller.abort(new LoopStopped('shutdown'));
+    const onShutdown = () => controller.abort(shutdown.reason instanceof LoopStopped ? shutdown.reason : new LoopStopped('shutdown'));
     shutdown.addEventListener('abort', onShutdown, { once: true });
     if (shutdown.aborted) onShutdown();
     const heartbeat = setInterval(() => {
+      if (controller.signal.aborted) return;
       this.deps.queue.heartbeat(claim, this.settings.leaseMs).then(
         (hb) => {
           if (!hb.held) controller.abort(new LoopStopped('fenced'));
@@ -82,7 +83,7 @@ export class RunLoop {
     }, Math.max(100, Math.floor(this.settings.leaseMs / 3)));
     try {
       const outcome = await this.loop(claim, controller.signal);
-      if (outcome === 'stopped') return this.stop(claim, controller.signal);
+      if (outcome === 'stopped' || stopReasonOf(controller.signal) === 'abandon') return this.stop(claim, controller.signal);
       await this.finalize(claim, outcome);
       return 'finished';
     } catch (e) {
@@ -106,6 +107,7 @@ export class RunLoop {
   private async stop(claim: RunClaim, signal: AbortSignal): Promise<RunLoopResult> {
     const reason = stopReasonOf(signal) ?? 'shutdown';
     try {
+      if (reason === 'abandon') return 'abandoned';
       if (reason === 'fenced') return 'fenced';
       if (reason === 'cancelled') {
         await this.finalize(claim, { kind: 'cancelled', reason: 'cancel requested' });
@@ -193,7 +195,8 @@ export class RunLoop {
         } catch (e) {
           const latencyMs = deps.clock.nowMs() - t0;
           if (signal.aborted) {
-            if (stopReasonOf(signal) !== 'fenced') {
+            const why = stopReasonOf(signal);
+            if (why !== 'fenced' && why !== 'abandon') {
               await this.append(claim, [{ type: 'model.request.failed', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, errorCode: 'aborted', message: `model call aborted (${stopReasonOf(signal)})`, retryable: true, latencyMs } }]);
             }
             return 'stopped';

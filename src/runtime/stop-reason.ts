@@ -1,5 +1,9 @@
 /** Why the run loop's abort signal fired. */
-export type StopReason = 'shutdown' | 'fenced' | 'cancelled';
+/**
+ * `abandon` simulates a crash for the deterministic eval harness: the loop stops writing at once,
+ * releases nothing and leaves its lease to expire, exactly as a killed process would.
+ */
+export type StopReason = 'shutdown' | 'fenced' | 'cancelled' | 'abandon';
 
 export class LoopStopped extends Error {
   constructor(readonly reason: StopReason) {

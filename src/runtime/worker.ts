@@ -3,6 +3,7 @@ import type { Logger } from '../ports/logger';
 import type { RunQueue } from '../ports/run-store';
 import type { WakeupSource } from '../ports/wakeup';
 import type { RunLoop } from './run-loop';
+import { LoopStopped } from './stop-reason';
 
 export interface WorkerSettings {
   readonly workerId: string;
@@ -26,7 +27,7 @@ export class Worker {
   private stopped = false;
   private loopDone: Promise<void> | null = null;
   /** Counts for tests and metrics. */
-  readonly stats = { claimed: 0, finished: 0, released: 0, fenced: 0 };
+  readonly stats = { claimed: 0, finished: 0, released: 0, fenced: 0, abandoned: 0 };
 
   constructor(
     private readonly queue: RunQueue,
@@ -103,6 +104,19 @@ export class Worker {
     }
     await this.wakeups.stop();
     this.log.info('worker stopped', { workerId: this.settings.workerId, ...this.stats });
+  }
+
+  /**
+   * Simulates a crash: stop claiming and abandon every running run without another write, leaving
+   * leases to expire (used by the eval harness; the real SIGKILL path is covered end to end).
+   */
+  async crash(): Promise<void> {
+    this.stopped = true;
+    this.nudge();
+    this.shutdown.abort(new LoopStopped('abandon'));
+    await this.loopDone;
+    await Promise.all([...this.active]);
+    await this.wakeups.stop();
   }
 
   get activeRuns(): number {

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { connectDatabase, migrateToLatest } from '../../adapters/postgres/connect';
-import { createLogger } from '../../adapters/logging/pino-logger';
+import { migrateToLatest, openDatabase, serviceLogger } from '../../composition/infrastructure';
 import { loadDotEnv, loadSettings } from '../../config/settings';
 import { createHttpApp } from '../../composition/http';
 import { createPlatform } from '../../composition/platform';
@@ -56,8 +55,8 @@ async function runWorker(): Promise<void> {
 async function runStart(): Promise<void> {
   loadDotEnv();
   const settings = loadSettings();
-  const log = createLogger({ level: settings.logLevel, service: 'supervisor' });
-  const handle = await connectDatabase({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, log: (l) => log.info(l) });
+  const log = serviceLogger(settings, 'supervisor');
+  const handle = await openDatabase(settings, (l) => log.info(l));
   let stopping = false;
   const children = new Map<string, ChildProcess>();
   const entry = path.join(__dirname, '..', 'main.js');
@@ -113,7 +112,7 @@ export function registerProcessCommands(program: Command): void {
       (async () => {
         loadDotEnv();
         const settings = loadSettings();
-        const handle = await connectDatabase({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, log: (l) => process.stderr.write(`${l}\n`) });
+        const handle = await openDatabase(settings, (l) => process.stderr.write(`${l}\n`));
         try {
           const applied = await migrateToLatest(handle.url);
           process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is at the latest migration\n');

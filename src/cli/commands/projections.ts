@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { rebuildProjections, type RebuildProgress } from '../../adapters/postgres/projection-rebuild';
+import type { RebuildProgress } from '../../composition/platform';
 import { withPlatform } from '../context';
 import { EXIT } from '../exit-codes';
 
@@ -28,7 +28,7 @@ export function registerProjectionCommands(program: Command): void {
     .option('--json', 'print the report as JSON')
     .action((opts: { verify?: boolean; projection?: string[]; json?: boolean }) =>
       withPlatform('cli', async (p) => {
-        const report = await rebuildProjections(p.db, { projections: opts.projection, verify: Boolean(opts.verify), onProgress: progressPrinter() });
+        const report = await p.rebuildProjections({ projections: opts.projection, verify: Boolean(opts.verify), onProgress: progressPrinter() });
         if (process.stderr.isTTY) process.stderr.write('\n');
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
