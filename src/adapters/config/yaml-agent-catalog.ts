@@ -111,7 +111,8 @@ export class YamlAgentCatalog implements AgentCatalog {
           [a.id, a.version],
         );
         const e = existing.rows[0]!;
-        if (e.instructions !== a.instructions || JSON.stringify(e.enabled_tools) !== JSON.stringify(a.enabledTools) || JSON.stringify(e.limits) !== JSON.stringify(a.limits)) {
+        // jsonb reorders object keys, so compare canonical forms.
+        if (e.instructions !== a.instructions || canonical(e.enabled_tools) !== canonical(a.enabledTools) || canonical(e.limits) !== canonical(a.limits)) {
           throw new ConfigurationError(`agent ${a.id} v${a.version} differs from the stored v${a.version}; bump its version`, { agentId: a.id });
         }
       }
@@ -128,6 +129,14 @@ export class YamlAgentCatalog implements AgentCatalog {
     const r = await this.db.query('SELECT * FROM agents WHERE id = $1 AND version = $2', [agentId, version]);
     return r.rows[0] ? toSpec(r.rows[0]) : null;
   }
+}
+
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
 }
 
 function toSpec(r: Record<string, unknown>): AgentSpec {

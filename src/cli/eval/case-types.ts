@@ -1,0 +1,78 @@
+import type { EventType } from '../../domain/events/payloads';
+import type { RunLimits } from '../../domain/run/limits';
+
+/** The statuses a run can end in; an eval case expects one of them. */
+export const TERMINAL_RUN_STATUSES = ['completed', 'failed', 'cancelled'] as const;
+export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
+
+/** What the harness does to a run while it executes (plan §20, "interventions"). */
+export const INTERVENTION_ACTIONS = ['cancel', 'crash_worker'] as const;
+export type InterventionAction = (typeof INTERVENTION_ACTIONS)[number];
+
+/** Fires `action` once, when the `occurrence`-th event of type `atEvent` of the run is observed. */
+export interface Intervention {
+  readonly atEvent: EventType;
+  readonly occurrence: number;
+  readonly action: InterventionAction;
+}
+
+/** One `expected.tool_calls` entry: calls of `name` whose arguments contain `argumentsSubset`. */
+export interface ToolCallExpectation {
+  readonly name: string;
+  /** Exact number of matching calls; null means "at least one". */
+  readonly count: number | null;
+  readonly argumentsSubset: Readonly<Record<string, unknown>> | null;
+}
+
+/** One `expected.artifacts` entry: an `artifact.created` event with this name (and checksum/type). */
+export interface ArtifactExpectation {
+  readonly name: string;
+  readonly sha256: string | null;
+  readonly mediaType: string | null;
+}
+
+/**
+ * The deterministic assertions of plan §20.2 (camelCase of the YAML keys). Every key is optional;
+ * an absent key asserts nothing. See docs in evals/README.md for the exact semantics of each.
+ */
+export interface Expected {
+  readonly terminalStatus?: TerminalRunStatus;
+  readonly finalTextContains?: readonly string[];
+  readonly finalTextMatches?: string;
+  readonly toolCalls?: readonly ToolCallExpectation[];
+  readonly exactToolNames?: readonly string[];
+  readonly forbiddenToolCalls?: readonly string[];
+  readonly maximumSteps?: number;
+  readonly maximumModelCalls?: number;
+  readonly maximumToolCalls?: number;
+  readonly expectedErrorCode?: string;
+  readonly eventOrder?: readonly EventType[];
+  readonly eventCounts?: Readonly<Partial<Record<EventType, number>>>;
+  readonly approvalRequested?: boolean;
+  readonly approvalNotRequested?: boolean;
+  readonly noUnauthorizedSideEffects?: boolean;
+  readonly toolExecutions?: Readonly<Record<string, number>>;
+  readonly artifacts?: readonly ArtifactExpectation[];
+}
+
+/** A validated evaluation case, one per `evals/cases/NN_name.yaml` file. */
+export interface EvalCase {
+  /** The file name without extension, e.g. `02_calculator_tool`: how results and `--case` name it. */
+  readonly id: string;
+  /** The `name` field (the part of the id after the number). */
+  readonly name: string;
+  readonly description: string;
+  /** The file the case was loaded from, for messages. */
+  readonly file: string;
+  readonly agentId: string;
+  readonly input: { readonly text: string; readonly repeatWithSameIdempotencyKey: boolean };
+  /** Fixture under config/model-fixtures; the run's model policy is `fake:<modelFixture>`. */
+  readonly modelFixture: string;
+  readonly limits: Partial<RunLimits>;
+  readonly interventions: readonly Intervention[];
+  /** Why the case cannot run yet (its feature does not exist); null for runnable cases. */
+  readonly pending: string | null;
+  /** Per-case timeout override in seconds; null means the runner's default. */
+  readonly timeoutSeconds: number | null;
+  readonly expected: Expected;
+}

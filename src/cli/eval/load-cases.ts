@@ -1,0 +1,141 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Ajv from 'ajv';
+import { parseDocument } from 'yaml';
+import type { EventType } from '../../domain/events/payloads';
+import type { RunLimits } from '../../domain/run/limits';
+import { CaseFileError, issuesFromAjv, type CaseIssue } from './case-errors';
+import { CASE_FILE_SCHEMA, type CaseFile } from './case-schema';
+import type { EvalCase, Expected, InterventionAction, TerminalRunStatus } from './case-types';
+
+/** `NN_name.yaml`: the number orders the suite, the rest must equal the case's `name`. */
+const FILE_NAME = /^(\d{2,3})_([a-z][a-z0-9_]*)\.ya?ml$/;
+
+export interface LoadCasesOptions {
+  /** config/model-fixtures: every runnable case's `model_fixture` must exist there. */
+  readonly fixturesDir: string;
+  /** The agent of cases without `agent_id`. */
+  readonly defaultAgentId?: string;
+  /** How files are named in messages (default: relative to the working directory). */
+  readonly displayPath?: (absolute: string) => string;
+}
+
+/**
+ * Loads every case file in `dir`, sorted by file name. All files are checked before anything
+ * throws, so one run of the command lists every problem; the error names each file and field.
+ */
+export function loadCases(dir: string, opts: LoadCasesOptions): EvalCase[] {
+  const show = opts.displayPath ?? ((p: string) => path.relative(process.cwd(), p) || p);
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+    throw new CaseFileError([{ file: show(dir), field: '(file)', message: 'case directory does not exist' }]);
+  }
+  const validate = new Ajv({ allErrors: true, allowUnionTypes: true }).compile<CaseFile>(CASE_FILE_SCHEMA);
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
+    .sort();
+  const issues: CaseIssue[] = [];
+  const cases: EvalCase[] = [];
+  const numbers = new Map<string, string>();
+  for (const f of files) {
+    const file = show(path.join(dir, f));
+    const issue = (field: string, message: string) => issues.push({ file, field, message });
+    const m = FILE_NAME.exec(f);
+    if (!m) {
+      issue('(file)', 'file name must be NN_<name>.yaml, e.g. 02_calculator_tool.yaml');
+      continue;
+    }
+    const [, number, fileCaseName] = m as unknown as [string, string, string];
+    const clash = numbers.get(number);
+    if (clash) issue('(file)', `case number ${number} is also used by ${clash}`);
+    numbers.set(number, f);
+
+    const doc = parseDocument(fs.readFileSync(path.join(dir, f), 'utf8'), { prettyErrors: true });
+    if (doc.errors.length > 0) {
+      for (const e of doc.errors) issue('(file)', `YAML: ${e.message.split('\n')[0] ?? e.message}`);
+      continue;
+    }
+    const raw: unknown = doc.toJS();
+    if (!validate(raw)) {
+      issues.push(...issuesFromAjv(file, validate.errors ?? []));
+      continue;
+    }
+    const before = issues.length;
+    if (raw.name !== fileCaseName) issue('name', `must match the file name ("${fileCaseName}" in ${f})`);
+    if (raw.expected.final_text_matches !== undefined) {
+      try {
+        new RegExp(raw.expected.final_text_matches);
+      } catch (e) {
+        issue('expected.final_text_matches', `is not a valid regular expression: ${(e as Error).message}`);
+      }
+    }
+    if (raw.pending === undefined && !fixtureExists(opts.fixturesDir, raw.model_fixture)) {
+      issue('model_fixture', `no fixture "${raw.model_fixture}" in ${show(opts.fixturesDir)}`);
+    }
+    if (issues.length === before) cases.push(toCase(raw, `${number}_${fileCaseName}`, file, opts.defaultAgentId ?? 'general'));
+  }
+  if (issues.length > 0) throw new CaseFileError(issues);
+  return cases;
+}
+
+function fixtureExists(dir: string, name: string): boolean {
+  return ['.yaml', '.yml'].some((ext) => fs.existsSync(path.join(dir, `${name}${ext}`)));
+}
+
+/** snake_case YAML to the camelCase case model; the schema already checked every value. */
+function toCase(raw: CaseFile, id: string, file: string, defaultAgentId: string): EvalCase {
+  const l = raw.limits ?? {};
+  const limits: { -readonly [K in keyof RunLimits]?: RunLimits[K] } = {};
+  if (l.max_steps !== undefined) limits.maxSteps = l.max_steps;
+  if (l.max_model_calls !== undefined) limits.maxModelCalls = l.max_model_calls;
+  if (l.max_tool_calls !== undefined) limits.maxToolCalls = l.max_tool_calls;
+  if (l.max_input_tokens !== undefined) limits.maxInputTokens = l.max_input_tokens;
+  if (l.max_output_tokens !== undefined) limits.maxOutputTokens = l.max_output_tokens;
+  if (l.max_cost !== undefined) limits.maxCost = l.max_cost;
+  if (l.deadline_seconds !== undefined) limits.deadlineSeconds = l.deadline_seconds;
+  return {
+    id,
+    name: raw.name,
+    description: raw.description.trim(),
+    file,
+    agentId: raw.agent_id ?? defaultAgentId,
+    input: { text: raw.input.text, repeatWithSameIdempotencyKey: raw.input.repeat_with_same_idempotency_key ?? false },
+    modelFixture: raw.model_fixture,
+    limits,
+    interventions: (raw.interventions ?? []).map((i) => ({
+      atEvent: i.at_event as EventType,
+      occurrence: i.occurrence ?? 1,
+      action: i.action as InterventionAction,
+    })),
+    pending: raw.pending?.trim() ?? null,
+    timeoutSeconds: raw.timeout_seconds ?? null,
+    expected: toExpected(raw.expected),
+  };
+}
+
+function toExpected(e: CaseFile['expected']): Expected {
+  // Absent keys stay absent (not undefined-valued) so the checker sees exactly what was written.
+  const out: { -readonly [K in keyof Expected]: Expected[K] } = {};
+  if (e.terminal_status !== undefined) out.terminalStatus = e.terminal_status as TerminalRunStatus;
+  if (e.final_text_contains !== undefined) out.finalTextContains = e.final_text_contains;
+  if (e.final_text_matches !== undefined) out.finalTextMatches = e.final_text_matches;
+  if (e.tool_calls !== undefined) {
+    out.toolCalls = e.tool_calls.map((t) => ({ name: t.name, count: t.count ?? null, argumentsSubset: t.arguments_subset ?? null }));
+  }
+  if (e.exact_tool_names !== undefined) out.exactToolNames = e.exact_tool_names;
+  if (e.forbidden_tool_calls !== undefined) out.forbiddenToolCalls = e.forbidden_tool_calls;
+  if (e.maximum_steps !== undefined) out.maximumSteps = e.maximum_steps;
+  if (e.maximum_model_calls !== undefined) out.maximumModelCalls = e.maximum_model_calls;
+  if (e.maximum_tool_calls !== undefined) out.maximumToolCalls = e.maximum_tool_calls;
+  if (e.expected_error_code !== undefined) out.expectedErrorCode = e.expected_error_code;
+  if (e.event_order !== undefined) out.eventOrder = e.event_order as EventType[];
+  if (e.event_counts !== undefined) out.eventCounts = e.event_counts as Partial<Record<EventType, number>>;
+  if (e.approval_requested !== undefined) out.approvalRequested = e.approval_requested;
+  if (e.approval_not_requested !== undefined) out.approvalNotRequested = e.approval_not_requested;
+  if (e.no_unauthorized_side_effects !== undefined) out.noUnauthorizedSideEffects = e.no_unauthorized_side_effects;
+  if (e.tool_executions !== undefined) out.toolExecutions = e.tool_executions;
+  if (e.artifacts !== undefined) {
+    out.artifacts = e.artifacts.map((a) => ({ name: a.name, sha256: a.sha256 ?? null, mediaType: a.media_type ?? null }));
+  }
+  return out;
+}
