@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { Command } from 'commander';
+import { registerEvalCommands } from './commands/eval';
 import { registerProcessCommands } from './commands/processes';
 import { registerProjectionCommands } from './commands/projections';
 import { registerRunCommands } from './commands/run';
@@ -19,6 +20,7 @@ Exit codes: 0 ok · 1 run/eval/verify did not succeed · 2 bad usage or input ·
   registerProcessCommands(program);
   registerRunCommands(program);
   registerProjectionCommands(program);
+  registerEvalCommands(program);
   return program;
 }
 

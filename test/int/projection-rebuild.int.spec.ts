@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Database } from '../../src/adapters/postgres/database';
 import { PgEventStore } from '../../src/adapters/postgres/event-store/pg-event-store';
-import { rebuildProjections, type RebuildProgress, type RebuildReport } from '../../src/adapters/postgres/projection-rebuild';
+import {
+  rebuildProjections,
+  type RebuildProgress,
+  type RebuildReport,
+} from '../../src/adapters/postgres/projection-rebuild';
 import { ValidationError } from '../../src/domain/errors';
 import type { NewEvent } from '../../src/domain/events/payloads';
 import { PROJECTIONS } from '../../src/domain/projections';
@@ -41,7 +45,13 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
       type: 'session.created',
       actorType: 'user',
       actorId: 'local-user',
-      data: { agentId: 'general', agentVersion: 1, principalId: 'local-user', title: `Session ${n}`, metadata: { source: 'test', n } },
+      data: {
+        agentId: 'general',
+        agentVersion: 1,
+        principalId: 'local-user',
+        title: `Session ${n}`,
+        metadata: { source: 'test', n },
+      },
     },
   ]);
   const runCount = 1 + Math.floor(rand() * 3);
@@ -51,7 +61,12 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
     const messageId = randomUUID();
     const traceId = `trace-${n}-${r}`;
     await append([
-      { type: 'user.message.created', actorType: 'user', actorId: 'local-user', data: { messageId, content: [{ type: 'text', text: `What is ${n} + ${r}?` }] } },
+      {
+        type: 'user.message.created',
+        actorType: 'user',
+        actorId: 'local-user',
+        data: { messageId, content: [{ type: 'text', text: `What is ${n} + ${r}?` }] },
+      },
       {
         type: 'run.queued',
         runId,
@@ -70,8 +85,20 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
     ]);
     let epoch = 1;
     await append([
-      { type: 'run.claimed', runId, actorType: 'worker', actorId: 'worker-1', data: { workerId: 'worker-1', leaseEpoch: epoch, attempt: 1 } },
-      { type: 'run.started', runId, actorType: 'worker', traceId, data: { attempt: 1, deadlineAt: new Date(Date.now() + 300_000).toISOString(), traceId } },
+      {
+        type: 'run.claimed',
+        runId,
+        actorType: 'worker',
+        actorId: 'worker-1',
+        data: { workerId: 'worker-1', leaseEpoch: epoch, attempt: 1 },
+      },
+      {
+        type: 'run.started',
+        runId,
+        actorType: 'worker',
+        traceId,
+        data: { attempt: 1, deadlineAt: new Date(Date.now() + 300_000).toISOString(), traceId },
+      },
     ]);
     const steps = 1 + Math.floor(rand() * 3);
     for (let step = 1; step <= steps; step++) {
@@ -80,19 +107,44 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
       if (rand() < 0.15) {
         const failedCall = randomUUID();
         stepEvents.push(
-          { type: 'model.request.started', runId, traceId, data: { modelCallId: failedCall, step, attempt: 1, provider: 'fake', model: 'fake-1', prefixHash: `p${step}` } },
+          {
+            type: 'model.request.started',
+            runId,
+            traceId,
+            data: {
+              modelCallId: failedCall,
+              step,
+              attempt: 1,
+              provider: 'fake',
+              model: 'fake-1',
+              prefixHash: `p${step}`,
+            },
+          },
           {
             type: 'model.request.failed',
             runId,
             traceId,
-            data: { modelCallId: failedCall, step, attempt: 1, errorCode: 'rate_limited', message: 'slow down', retryable: true, latencyMs: 40 },
+            data: {
+              modelCallId: failedCall,
+              step,
+              attempt: 1,
+              errorCode: 'rate_limited',
+              message: 'slow down',
+              retryable: true,
+              latencyMs: 40,
+            },
           },
         );
       }
       const invocationId = randomUUID();
       const callId = `call_${n}_${r}_${step}`;
       stepEvents.push(
-        { type: 'model.request.started', runId, traceId, data: { modelCallId, step, attempt: 1, provider: 'fake', model: 'fake-1', prefixHash: `p${step}` } },
+        {
+          type: 'model.request.started',
+          runId,
+          traceId,
+          data: { modelCallId, step, attempt: 1, provider: 'fake', model: 'fake-1', prefixHash: `p${step}` },
+        },
         {
           type: 'model.response.completed',
           runId,
@@ -102,7 +154,13 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
             step,
             attempt: 1,
             stopReason: 'tool_use',
-            usage: { uncachedInputTokens: 120 + step, cachedInputTokens: 64, cacheWriteTokens: 0, outputTokens: 30, reasoningTokens: 5 },
+            usage: {
+              uncachedInputTokens: 120 + step,
+              cachedInputTokens: 64,
+              cacheWriteTokens: 0,
+              outputTokens: 30,
+              reasoningTokens: 5,
+            },
             cost: '0.000415',
             costSource: 'catalog_price',
             toolCalls: [{ callId, name: 'calculator' }],
@@ -150,23 +208,61 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
         ]);
         epoch++;
         await append([
-          { type: 'approval.resolved', runId, actorType: 'user', data: { approvalId, decision: 'approved', resolvedBy: 'local-user', reason: null } },
+          {
+            type: 'approval.resolved',
+            runId,
+            actorType: 'user',
+            data: { approvalId, decision: 'approved', resolvedBy: 'local-user', reason: null },
+          },
           { type: 'run.resumed', runId, data: { reason: 'approval_granted' } },
-          { type: 'run.claimed', runId, actorType: 'worker', data: { workerId: 'worker-2', leaseEpoch: epoch, attempt: 1 } },
+          {
+            type: 'run.claimed',
+            runId,
+            actorType: 'worker',
+            data: { workerId: 'worker-2', leaseEpoch: epoch, attempt: 1 },
+          },
         ]);
       }
       const toolFails = rand() < 0.1;
       await append([
-        { type: 'tool.call.authorized', runId, data: { invocationId, decision: 'allow', reasonCode: 'low_risk', policyVersion: 'v1' } },
+        {
+          type: 'tool.call.authorized',
+          runId,
+          data: { invocationId, decision: 'allow', reasonCode: 'low_risk', policyVersion: 'v1' },
+        },
         { type: 'tool.call.started', runId, data: { invocationId } },
         toolFails
-          ? { type: 'tool.call.failed', runId, data: { invocationId, errorCode: 'bad_expression', message: 'cannot parse', retryable: false, latencyMs: 3 } }
-          : { type: 'tool.call.completed', runId, data: { invocationId, result: { value: n + r }, truncated: false, latencyMs: 2 } },
+          ? {
+              type: 'tool.call.failed',
+              runId,
+              data: {
+                invocationId,
+                errorCode: 'bad_expression',
+                message: 'cannot parse',
+                retryable: false,
+                latencyMs: 3,
+              },
+            }
+          : {
+              type: 'tool.call.completed',
+              runId,
+              data: { invocationId, result: { value: n + r }, truncated: false, latencyMs: 2 },
+            },
         { type: 'run.checkpointed', runId, data: { checkpointVersion: step, step } },
       ]);
     }
     if (rand() < 0.2) {
-      await append([{ type: 'run.failed', runId, data: { reason: 'model_permanent_error', message: 'provider refused the request', errorCode: 'invalid_request' } }]);
+      await append([
+        {
+          type: 'run.failed',
+          runId,
+          data: {
+            reason: 'model_permanent_error',
+            message: 'provider refused the request',
+            errorCode: 'invalid_request',
+          },
+        },
+      ]);
     } else {
       const answerId = randomUUID();
       await append([
@@ -179,7 +275,7 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
 }
 
 async function eventCount(): Promise<number> {
-  return Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n);
+  return Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0].n);
 }
 
 function projection(report: RebuildReport, name: string) {
@@ -190,19 +286,28 @@ function projection(report: RebuildReport, name: string) {
 
 function expectClean(report: RebuildReport): void {
   for (const p of report.projections) {
-    expect({ name: p.name, differingRows: p.differingRows, differences: p.differences }).toEqual({ name: p.name, differingRows: 0, differences: [] });
+    expect({ name: p.name, differingRows: p.differingRows, differences: p.differences }).toEqual({
+      name: p.name,
+      differingRows: 0,
+      differences: [],
+    });
   }
 }
 
 async function shadowTablesLeft(): Promise<string[]> {
-  const r = await db.query<{ relname: string }>(`SELECT relname FROM pg_class WHERE relname LIKE '%\\_\\_rebuild' OR relname = 'projection_rebuild__progress'`);
+  const r = await db.query<{ relname: string }>(
+    `SELECT relname FROM pg_class WHERE relname LIKE '%\\_\\_rebuild' OR relname = 'projection_rebuild__progress'`,
+  );
   return r.rows.map((x) => x.relname);
 }
 
 /** A run whose session has no active run, so rewriting its status cannot trip the one-active-run index. */
 async function completedRun(offset = 0): Promise<string> {
-  const r = await db.query<{ id: string }>(`SELECT id FROM runs WHERE status = 'completed' ORDER BY id OFFSET $1 LIMIT 1`, [offset]);
-  return r.rows[0]!.id;
+  const r = await db.query<{ id: string }>(
+    `SELECT id FROM runs WHERE status = 'completed' ORDER BY id OFFSET $1 LIMIT 1`,
+    [offset],
+  );
+  return r.rows[0].id;
 }
 
 const histories: SessionHistory[] = [];
@@ -238,7 +343,7 @@ describe('rebuildProjections', () => {
     expect(report.eventsReplayed).toBe(events);
     expect(report.projections.map((p) => p.name)).toEqual(PROJECTIONS.map((p) => p.name));
     for (const p of PROJECTIONS) {
-      const live = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${p.table}`)).rows[0]!.n);
+      const live = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${p.table}`)).rows[0].n);
       expect({ name: p.name, rows: projection(report, p.name).rows }).toEqual({ name: p.name, rows: live });
     }
     expect(projection(report, 'approvals').rows).toBeGreaterThan(0);
@@ -257,34 +362,59 @@ describe('rebuildProjections', () => {
     const report = await rebuildProjections(db, { verify: true });
     const runs = projection(report, 'runs');
     expect(runs.differingRows).toBe(1);
-    expect(runs.differences).toEqual([{ key: runId, column: 'status', live: 'queued', rebuilt: 'completed', kind: 'different' }]);
+    expect(runs.differences).toEqual([
+      { key: runId, column: 'status', live: 'queued', rebuilt: 'completed', kind: 'different' },
+    ]);
     for (const p of report.projections.filter((x) => x.name !== 'runs')) expect(p.differingRows).toBe(0);
     expect((await db.query('SELECT status FROM runs WHERE id = $1', [runId])).rows[0]).toEqual({ status: 'queued' });
   });
 
   it('repairs the corrupted row, records watermarks, and a following verify passes', async () => {
-    const corrupted = (await db.query<{ id: string }>(`SELECT id FROM runs WHERE status = 'queued'`)).rows.map((r) => r.id);
+    const corrupted = (await db.query<{ id: string }>(`SELECT id FROM runs WHERE status = 'queued'`)).rows.map(
+      (r) => r.id,
+    );
     expect(corrupted).toHaveLength(1);
     const repair = await rebuildProjections(db, { verify: false });
     expect(repair.swapped).toBe(true);
-    expect(projection(repair, 'runs').differences).toEqual([{ key: corrupted[0], column: 'status', live: 'queued', rebuilt: 'completed', kind: 'different' }]);
-    expect((await db.query('SELECT status FROM runs WHERE id = $1', [corrupted[0]])).rows[0]).toEqual({ status: 'completed' });
+    expect(projection(repair, 'runs').differences).toEqual([
+      { key: corrupted[0], column: 'status', live: 'queued', rebuilt: 'completed', kind: 'different' },
+    ]);
+    expect((await db.query('SELECT status FROM runs WHERE id = $1', [corrupted[0]])).rows[0]).toEqual({
+      status: 'completed',
+    });
     expectClean(await rebuildProjections(db, { verify: true }));
 
-    const newest = (await db.query<{ id: string; transaction_id: string }>('SELECT id, transaction_id::text FROM events ORDER BY id DESC LIMIT 1')).rows[0]!;
-    const marks = await db.query<{ name: string; version: number; position: string; transaction_id: string; rebuilt: boolean }>(
+    const newest = (
+      await db.query<{ id: string; transaction_id: string }>(
+        'SELECT id, transaction_id::text FROM events ORDER BY id DESC LIMIT 1',
+      )
+    ).rows[0];
+    const marks = await db.query<{
+      name: string;
+      version: number;
+      position: string;
+      transaction_id: string;
+      rebuilt: boolean;
+    }>(
       'SELECT name, version, position, transaction_id::text, rebuilt_at IS NOT NULL AS rebuilt FROM projection_watermarks ORDER BY name',
     );
     expect(marks.rows).toEqual(
-      PROJECTIONS.map((p) => ({ name: p.name, version: p.version, position: newest.id, transaction_id: newest.transaction_id, rebuilt: true })).sort((a, b) =>
-        a.name.localeCompare(b.name),
-      ),
+      PROJECTIONS.map((p) => ({
+        name: p.name,
+        version: p.version,
+        position: newest.id,
+        transaction_id: newest.transaction_id,
+        rebuilt: true,
+      })).sort((a, b) => a.name.localeCompare(b.name)),
     );
     expect(await shadowTablesLeft()).toEqual([]);
   });
 
   it('reports a row deleted from the live table as missing and restores it with the same values', async () => {
-    const before = (await db.query(`SELECT * FROM tool_invocations ORDER BY id LIMIT 1`)).rows[0] as Record<string, unknown>;
+    const before = (await db.query(`SELECT * FROM tool_invocations ORDER BY id LIMIT 1`)).rows[0] as Record<
+      string,
+      unknown
+    >;
     const invocationId = before.id as string;
     await db.query('DELETE FROM tool_invocations WHERE id = $1', [invocationId]);
     // And a row no event produced: it must go.
@@ -292,13 +422,13 @@ describe('rebuildProjections', () => {
     await db.query(
       `INSERT INTO model_calls (id, run_id, session_id, tenant_id, step_number, attempt_number, provider, model, status, started_at)
        VALUES ($1, $2, $3, 'local', 1, 1, 'fake', 'fake-1', 'started', now())`,
-      [stray, randomUUID(), histories[0]!.sessionId],
+      [stray, randomUUID(), histories[0].sessionId],
     );
 
     const verify = await rebuildProjections(db, { verify: true });
     const [missing] = projection(verify, 'tool_invocations').differences;
     expect(missing).toMatchObject({ key: invocationId, column: null, live: null, kind: 'missing_in_live' });
-    expect(missing!.rebuilt).toMatchObject({ id: invocationId, tool_name: 'calculator', status: before.status });
+    expect(missing.rebuilt).toMatchObject({ id: invocationId, tool_name: 'calculator', status: before.status });
     expect(projection(verify, 'model_calls').differences).toEqual([
       expect.objectContaining({ key: stray, column: null, rebuilt: null, kind: 'missing_in_rebuild' }),
     ]);
@@ -313,19 +443,27 @@ describe('rebuildProjections', () => {
     const runId = await completedRun(1);
     const untouched = await completedRun(2);
     const lease = '2031-05-06T07:08:09.123Z';
-    await db.query(`UPDATE runs SET lease_expires_at = $2, status = 'queued', step_count = 99 WHERE id = $1`, [runId, lease]);
+    await db.query(`UPDATE runs SET lease_expires_at = $2, status = 'queued', step_count = 99 WHERE id = $1`, [
+      runId,
+      lease,
+    ]);
     await db.query(`UPDATE runs SET lease_expires_at = $2 WHERE id = $1`, [untouched, lease]);
 
     const verify = await rebuildProjections(db, { verify: true });
     // The operational column is not compared: only the two projection columns differ.
-    expect(projection(verify, 'runs').differences.map((d) => d.column).sort()).toEqual(['status', 'step_count']);
+    expect(
+      projection(verify, 'runs')
+        .differences.map((d) => d.column)
+        .sort(),
+    ).toEqual(['status', 'step_count']);
 
     await rebuildProjections(db, { verify: false });
     const rows = await db.query<{ id: string; status: string; lease: Date }>(
       'SELECT id, status, lease_expires_at AS lease FROM runs WHERE id = ANY($1::uuid[]) ORDER BY id',
       [[runId, untouched]],
     );
-    for (const r of rows.rows) expect({ status: r.status, lease: r.lease.toISOString() }).toEqual({ status: 'completed', lease });
+    for (const r of rows.rows)
+      expect({ status: r.status, lease: r.lease.toISOString() }).toEqual({ status: 'completed', lease });
     expectClean(await rebuildProjections(db, { verify: true }));
   });
 
@@ -335,10 +473,33 @@ describe('rebuildProjections', () => {
     const queued = (runId: string): NewEvent => ({
       type: 'run.queued',
       runId,
-      data: { agentId: 'general', agentVersion: 1, principalId: 'local-user', modelPolicy: 'demo', userMessageId: null, limits: DEFAULT_LIMITS, priority: 100, idempotencyKey: null, requestHash: null },
+      data: {
+        agentId: 'general',
+        agentVersion: 1,
+        principalId: 'local-user',
+        modelPolicy: 'demo',
+        userMessageId: null,
+        limits: DEFAULT_LIMITS,
+        priority: 100,
+        idempotencyKey: null,
+        requestHash: null,
+      },
     });
-    await store.append(sessionId, [{ type: 'session.created', data: { agentId: 'general', agentVersion: 1, principalId: 'local-user', title: null, metadata: {} } }], { tenantId: TENANT });
-    await store.append(sessionId, [queued(first), { type: 'run.cancelled', runId: first, data: { reason: 'user' } }, queued(second)], { tenantId: TENANT });
+    await store.append(
+      sessionId,
+      [
+        {
+          type: 'session.created',
+          data: { agentId: 'general', agentVersion: 1, principalId: 'local-user', title: null, metadata: {} },
+        },
+      ],
+      { tenantId: TENANT },
+    );
+    await store.append(
+      sessionId,
+      [queued(first), { type: 'run.cancelled', runId: first, data: { reason: 'user' } }, queued(second)],
+      { tenantId: TENANT },
+    );
     // Live now claims the first run is the active one and the second is over: the repair has to
     // move "active" from one row to the other, which the one-active-run index checks row by row.
     const lease = '2030-01-02T03:04:05.678Z';
@@ -347,7 +508,10 @@ describe('rebuildProjections', () => {
 
     const report = await rebuildProjections(db, { verify: false, projections: ['runs'] });
     expect(projection(report, 'runs').differingRows).toBe(2);
-    const rows = await db.query<{ id: string; status: string; lease: Date }>('SELECT id, status, lease_expires_at AS lease FROM runs WHERE session_id = $1', [sessionId]);
+    const rows = await db.query<{ id: string; status: string; lease: Date }>(
+      'SELECT id, status, lease_expires_at AS lease FROM runs WHERE session_id = $1',
+      [sessionId],
+    );
     expect(Object.fromEntries(rows.rows.map((r) => [r.id, [r.status, r.lease.toISOString()]]))).toEqual({
       [first]: ['cancelled', lease],
       [second]: ['queued', lease],
@@ -357,17 +521,27 @@ describe('rebuildProjections', () => {
 
   it('rebuilds only runs when asked for --projection runs', async () => {
     const runId = await completedRun(3);
-    const sessionId = histories[1]!.sessionId;
+    const sessionId = histories[1].sessionId;
     await db.query(`UPDATE runs SET final_text = 'tampered' WHERE id = $1`, [runId]);
     await db.query(`UPDATE sessions SET message_count = 1000 WHERE id = $1`, [sessionId]);
-    const marksBefore = await db.query<{ name: string; rebuilt_at: Date }>('SELECT name, rebuilt_at FROM projection_watermarks ORDER BY name');
+    const marksBefore = await db.query<{ name: string; rebuilt_at: Date }>(
+      'SELECT name, rebuilt_at FROM projection_watermarks ORDER BY name',
+    );
 
     const report = await rebuildProjections(db, { verify: false, projections: ['runs'] });
     expect(report.projections.map((p) => p.name)).toEqual(['runs']);
-    expect(projection(report, 'runs').differences).toEqual([expect.objectContaining({ key: runId, column: 'final_text', live: 'tampered' })]);
-    expect((await db.query('SELECT final_text FROM runs WHERE id = $1', [runId])).rows[0]!.final_text).not.toBe('tampered');
-    expect((await db.query('SELECT message_count FROM sessions WHERE id = $1', [sessionId])).rows[0]).toEqual({ message_count: 1000 });
-    const marksAfter = await db.query<{ name: string; rebuilt_at: Date }>('SELECT name, rebuilt_at FROM projection_watermarks ORDER BY name');
+    expect(projection(report, 'runs').differences).toEqual([
+      expect.objectContaining({ key: runId, column: 'final_text', live: 'tampered' }),
+    ]);
+    expect((await db.query('SELECT final_text FROM runs WHERE id = $1', [runId])).rows[0].final_text).not.toBe(
+      'tampered',
+    );
+    expect((await db.query('SELECT message_count FROM sessions WHERE id = $1', [sessionId])).rows[0]).toEqual({
+      message_count: 1000,
+    });
+    const marksAfter = await db.query<{ name: string; rebuilt_at: Date }>(
+      'SELECT name, rebuilt_at FROM projection_watermarks ORDER BY name',
+    );
     for (const m of marksAfter.rows) {
       const before = marksBefore.rows.find((b) => b.name === m.name)!.rebuilt_at.getTime();
       if (m.name === 'runs') expect(m.rebuilt_at.getTime()).toBeGreaterThan(before);
@@ -400,7 +574,9 @@ describe('rebuildProjections', () => {
 
   it('catches up with appends made while it replays, both in verify and in repair mode', async () => {
     // The sessions the replay reads first: by the third page they are behind its cursor.
-    const earliest = (await db.query<{ id: string }>('SELECT id FROM sessions ORDER BY id LIMIT 3')).rows.map((r) => r.id);
+    const earliest = (await db.query<{ id: string }>('SELECT id FROM sessions ORDER BY id LIMIT 3')).rows.map(
+      (r) => r.id,
+    );
     for (const verify of [true, false]) {
       const rand = prng(verify ? 7 : 8);
       const writes: Promise<unknown>[] = [];
@@ -411,10 +587,19 @@ describe('rebuildProjections', () => {
         batchSize: 100,
         onProgress: (p) => {
           phases.push(p.phase);
-          if (p.phase === 'replay' && phases.filter((x) => x === 'replay').length === 3) {
+          // Early in the replay, and again while it compares just before locking, new sessions
+          // appear and sessions the replay has already read move on.
+          if (
+            (p.phase === 'replay' && phases.filter((x) => x === 'replay').length === 3) ||
+            (p.phase === 'compare' && !phases.slice(0, -1).includes('compare'))
+          ) {
             writes.push(appendSessionHistory(rand, 1000 + phases.length));
             for (const sessionId of earliest) {
-              const more: NewEvent = { type: 'user.message.created', actorType: 'user', data: { messageId: randomUUID(), content: [{ type: 'text', text: 'one more thing' }] } };
+              const more: NewEvent = {
+                type: 'user.message.created',
+                actorType: 'user',
+                data: { messageId: randomUUID(), content: [{ type: 'text', text: 'one more thing' }] },
+              };
               writes.push(store.append(sessionId, [more], { tenantId: TENANT }));
             }
           }
@@ -438,7 +623,10 @@ describe('rebuildProjections', () => {
       },
     });
     expectClean(await first);
-    expect(await second).toMatchObject({ code: 'conflict', message: expect.stringContaining('another projection rebuild is running') });
+    expect(await second).toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('another projection rebuild is running'),
+    });
     expect(await shadowTablesLeft()).toEqual([]);
   });
 });

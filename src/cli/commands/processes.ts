@@ -59,7 +59,7 @@ async function runStart(): Promise<void> {
   const handle = await openDatabase(settings, (l) => log.info(l));
   let stopping = false;
   const children = new Map<string, ChildProcess>();
-  const entry = path.join(__dirname, '..', 'main.js');
+  const entry = path.join(__dirname, '..', '..', 'main.js'); // dist/src/main.js
   const launch = (role: 'api' | 'worker', restarts = 0): void => {
     const child = spawn(process.execPath, [entry, role], { stdio: 'inherit', env: { ...process.env, DATABASE_URL: handle.url } });
     children.set(role, child);

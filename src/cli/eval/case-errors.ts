@@ -52,15 +52,19 @@ export function issuesFromAjv(file: string, errors: readonly ErrorObject[]): Cas
     } else if (e.keyword === 'additionalProperties' && typeof params['additionalProperty'] === 'string') {
       field = fieldPath(e.instancePath, params['additionalProperty']);
       message = 'is not a known key';
-    } else if (e.keyword === 'propertyNames' && typeof params['propertyName'] === 'string') {
-      field = fieldPath(e.instancePath, params['propertyName']);
-      message = 'is not an allowed key here';
+    } else if (e.keyword === 'propertyNames') {
+      continue; // the failing name's own error (below) says which key and why
     } else if (e.keyword === 'enum' && Array.isArray(params['allowedValues'])) {
       const allowed = params['allowedValues'].map(String);
       message =
         allowed.length <= MAX_LISTED
           ? `must be one of ${allowed.join(', ')}`
           : `must be one of the ${allowed.length} allowed values (e.g. ${allowed.slice(0, 3).join(', ')}, ...)`;
+    }
+    if (e.propertyName !== undefined) {
+      // An error inside `propertyNames` is about a key of the object, not its value.
+      field = fieldPath(e.instancePath, e.propertyName);
+      message = `is not an allowed key (${message})`;
     }
     const key = `${field}\u0000${message}`;
     if (seen.has(key)) continue; // propertyNames reports the inner enum failure too

@@ -25,7 +25,7 @@ export interface LoadCasesOptions {
  * throws, so one run of the command lists every problem; the error names each file and field.
  */
 export function loadCases(dir: string, opts: LoadCasesOptions): EvalCase[] {
-  const show = opts.displayPath ?? ((p: string) => path.relative(process.cwd(), p) || p);
+  const show = opts.displayPath ?? displayPath;
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new CaseFileError([{ file: show(dir), field: '(file)', message: 'case directory does not exist' }]);
   }
@@ -52,7 +52,7 @@ export function loadCases(dir: string, opts: LoadCasesOptions): EvalCase[] {
 
     const doc = parseDocument(fs.readFileSync(path.join(dir, f), 'utf8'), { prettyErrors: true });
     if (doc.errors.length > 0) {
-      for (const e of doc.errors) issue('(file)', `YAML: ${e.message.split('\n')[0] ?? e.message}`);
+      for (const e of doc.errors) issue('(file)', `YAML: ${(e.message.split('\n')[0] ?? e.message).replace(/:$/, '')}`);
       continue;
     }
     const raw: unknown = doc.toJS();
@@ -72,10 +72,17 @@ export function loadCases(dir: string, opts: LoadCasesOptions): EvalCase[] {
     if (raw.pending === undefined && !fixtureExists(opts.fixturesDir, raw.model_fixture)) {
       issue('model_fixture', `no fixture "${raw.model_fixture}" in ${show(opts.fixturesDir)}`);
     }
-    if (issues.length === before) cases.push(toCase(raw, `${number}_${fileCaseName}`, file, opts.defaultAgentId ?? 'general'));
+    if (issues.length === before)
+      cases.push(toCase(raw, `${number}_${fileCaseName}`, file, opts.defaultAgentId ?? 'general'));
   }
   if (issues.length > 0) throw new CaseFileError(issues);
   return cases;
+}
+
+/** Relative to the working directory when inside it (`evals/cases/02_x.yaml`), else absolute. */
+function displayPath(p: string): string {
+  const rel = path.relative(process.cwd(), p);
+  return rel === '' || rel.startsWith('..') || path.isAbsolute(rel) ? p : rel;
 }
 
 function fixtureExists(dir: string, name: string): boolean {
@@ -120,7 +127,11 @@ function toExpected(e: CaseFile['expected']): Expected {
   if (e.final_text_contains !== undefined) out.finalTextContains = e.final_text_contains;
   if (e.final_text_matches !== undefined) out.finalTextMatches = e.final_text_matches;
   if (e.tool_calls !== undefined) {
-    out.toolCalls = e.tool_calls.map((t) => ({ name: t.name, count: t.count ?? null, argumentsSubset: t.arguments_subset ?? null }));
+    out.toolCalls = e.tool_calls.map((t) => ({
+      name: t.name,
+      count: t.count ?? null,
+      argumentsSubset: t.arguments_subset ?? null,
+    }));
   }
   if (e.exact_tool_names !== undefined) out.exactToolNames = e.exact_tool_names;
   if (e.forbidden_tool_calls !== undefined) out.forbiddenToolCalls = e.forbidden_tool_calls;
@@ -129,13 +140,17 @@ function toExpected(e: CaseFile['expected']): Expected {
   if (e.maximum_tool_calls !== undefined) out.maximumToolCalls = e.maximum_tool_calls;
   if (e.expected_error_code !== undefined) out.expectedErrorCode = e.expected_error_code;
   if (e.event_order !== undefined) out.eventOrder = e.event_order as EventType[];
-  if (e.event_counts !== undefined) out.eventCounts = e.event_counts as Partial<Record<EventType, number>>;
+  if (e.event_counts !== undefined) out.eventCounts = e.event_counts;
   if (e.approval_requested !== undefined) out.approvalRequested = e.approval_requested;
   if (e.approval_not_requested !== undefined) out.approvalNotRequested = e.approval_not_requested;
   if (e.no_unauthorized_side_effects !== undefined) out.noUnauthorizedSideEffects = e.no_unauthorized_side_effects;
   if (e.tool_executions !== undefined) out.toolExecutions = e.tool_executions;
   if (e.artifacts !== undefined) {
-    out.artifacts = e.artifacts.map((a) => ({ name: a.name, sha256: a.sha256 ?? null, mediaType: a.media_type ?? null }));
+    out.artifacts = e.artifacts.map((a) => ({
+      name: a.name,
+      sha256: a.sha256 ?? null,
+      mediaType: a.media_type ?? null,
+    }));
   }
   return out;
 }

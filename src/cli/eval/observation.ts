@@ -2,7 +2,10 @@ import type { StoredEvent } from '../../domain/events/payloads';
 import type { RunRecord } from '../../domain/run/run';
 
 /** The read-model fields the assertions look at (a subset, so unit tests can build one by hand). */
-export type ObservedRun = Pick<RunRecord, 'id' | 'status' | 'failure' | 'finalText' | 'stepCount' | 'modelCallCount' | 'toolCallCount'>;
+export type ObservedRun = Pick<
+  RunRecord,
+  'id' | 'status' | 'failure' | 'finalText' | 'stepCount' | 'modelCallCount' | 'toolCallCount'
+>;
 
 /** What a submission answered: the run and whether it was an idempotent replay. */
 export interface ObservedSubmission {
@@ -33,7 +36,17 @@ export interface ObservedInvocation {
 
 /** Tool invocations in proposal order; starts of unknown invocations are listed with toolName `?`. */
 export function invocationsOf(events: readonly StoredEvent[]): ObservedInvocation[] {
-  const byId = new Map<string, { invocationId: string; toolName: string; arguments: Record<string, unknown>; proposedAt: number; startedAt: number[]; authorizedAt: number[] }>();
+  const byId = new Map<
+    string,
+    {
+      invocationId: string;
+      toolName: string;
+      arguments: Record<string, unknown>;
+      proposedAt: number;
+      startedAt: number[];
+      authorizedAt: number[];
+    }
+  >();
   const get = (invocationId: string, sequence: number) => {
     let inv = byId.get(invocationId);
     if (!inv) {

@@ -12,14 +12,15 @@ const SESSIONS_PER_ROUND = 1000;
  * differs from the last sequence the replay folded for it (it received events after the replay read
  * it, or it is new) has its shadow rows deleted and is replayed from its first event. Sessions are
  * replayed whole because a projection row's final state depends on all its session's events.
- * Idempotent; inside the lock transaction, a rollback undoes it entirely.
+ * Idempotent; inside the lock transaction, a rollback undoes it entirely. Returns the sessions
+ * replayed and the number of events folded.
  */
 export async function catchUp(
   q: Queryable,
   targets: readonly RebuildTarget[],
   batchSize: number,
   onPage?: (events: number) => void,
-): Promise<{ sessions: number; events: number }> {
+): Promise<{ sessionIds: string[]; events: number }> {
   const stale = await q.query<{ id: string }>(
     `SELECT s.id FROM sessions s LEFT JOIN ${ident(PROGRESS_TABLE)} p ON p.session_id = s.id
       WHERE p.last_sequence IS DISTINCT FROM s.next_event_sequence
@@ -35,5 +36,5 @@ export async function catchUp(
     await q.query(`DELETE FROM ${ident(PROGRESS_TABLE)} WHERE session_id = ANY($1::uuid[])`, [round]);
     events += await replay({ reader: q, writer: q, targets, batchSize, sessionIds: round, onPage });
   }
-  return { sessions: ids.length, events };
+  return { sessionIds: ids, events };
 }

@@ -4,25 +4,59 @@ import type { RebuildTarget } from './rebuild-target';
 import { columnList, ident, keyEquals } from './sql';
 import type { RebuildDifference } from './types';
 
-/** Name of the temp table holding the keys of rows that differ between live and shadow. */
+/** Temp table (transaction-scoped) of the keys of rows that differ at the lock point. */
 export function changedKeysTable(t: RebuildTarget): string {
   return `rebuild_changed_${t.live}`;
 }
 
+/** Temp table (connection-scoped) of the keys that differed in the comparison before the lock. */
+export function candidateKeysTable(t: RebuildTarget): string {
+  return `rebuild_candidates_${t.live}`;
+}
+
 /**
- * Collects, into a transaction-scoped temp table, the key of every row whose projection columns
- * differ between live and shadow (`live EXCEPT shadow` plus `shadow EXCEPT live`). Operational
- * columns are not compared. EXCEPT compares with each type's equality and treats NULLs as equal,
- * so `1.0 = 1.00` (numeric) and jsonb key order do not count as differences. Returns the count.
+ * The full comparison, before the lock: the key of every row whose projection columns differ
+ * between live and shadow (`live EXCEPT shadow` plus `shadow EXCEPT live`), into a temp table.
+ * Operational columns are not compared. EXCEPT uses each type's equality and treats NULLs as equal,
+ * so `1.0 = 1.00` (numeric) or jsonb key order are not differences. One statement sees one snapshot
+ * of live, so the result is exact as of that instant even while appends continue.
  */
-export async function collectChangedKeys(q: Queryable, t: RebuildTarget): Promise<number> {
+export async function collectCandidateKeys(q: Queryable, t: RebuildTarget): Promise<void> {
   const cols = columnList(t.projection.columns);
   const keys = columnList(t.keyColumns);
-  const res = await q.query(
-    `CREATE TEMP TABLE ${ident(changedKeysTable(t))} ON COMMIT DROP AS
+  const candidates = ident(candidateKeysTable(t));
+  await q.query(`DROP TABLE IF EXISTS pg_temp.${candidates}`);
+  await q.query(
+    `CREATE TEMP TABLE ${candidates} AS
        SELECT ${keys} FROM (SELECT ${cols} FROM ${ident(t.live)} EXCEPT SELECT ${cols} FROM ${ident(t.shadow)}) a
        UNION
        SELECT ${keys} FROM (SELECT ${cols} FROM ${ident(t.shadow)} EXCEPT SELECT ${cols} FROM ${ident(t.live)}) b`,
+  );
+}
+
+/**
+ * The comparison at the lock point, limited to the rows that can differ then: the candidates, and
+ * the rows of the sessions the locked catch-up replayed. Any other row was equal at the full
+ * comparison and has not changed since: appends only write rows of their own session, and every
+ * session appended to since is one the catch-up replayed. This keeps the writers' pause short.
+ * Returns how many rows differ; their keys are left in `changedKeysTable(t)`.
+ */
+export async function collectChangedKeys(
+  q: Queryable,
+  t: RebuildTarget,
+  replayedSessions: readonly string[],
+): Promise<number> {
+  const cols = columnList(t.projection.columns);
+  const keys = columnList(t.keyColumns);
+  const inScope = `(${keys}) IN (SELECT ${keys} FROM ${ident(candidateKeysTable(t))}) OR ${ident(t.sessionColumn)} = ANY($1::uuid[])`;
+  const live = `SELECT ${cols} FROM ${ident(t.live)} WHERE ${inScope}`;
+  const shadow = `SELECT ${cols} FROM ${ident(t.shadow)} WHERE ${inScope}`;
+  const res = await q.query(
+    `CREATE TEMP TABLE ${ident(changedKeysTable(t))} ON COMMIT DROP AS
+       SELECT ${keys} FROM (${live} EXCEPT ${shadow}) a
+       UNION
+       SELECT ${keys} FROM (${shadow} EXCEPT ${live}) b`,
+    [replayedSessions],
   );
   return res.rowCount ?? 0;
 }

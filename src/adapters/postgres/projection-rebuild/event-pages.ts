@@ -19,7 +19,10 @@ export async function* eventPages(q: Queryable, opts: EventPagesOptions): AsyncG
   while (next) {
     const rows: EventRow[] = await next;
     const last = rows[rows.length - 1];
-    next = last && rows.length === opts.batchSize ? fetchPage(q, opts, { sessionId: last.session_id, sequence: String(last.sequence) }) : null;
+    next =
+      last && rows.length === opts.batchSize
+        ? fetchPage(q, opts, { sessionId: last.session_id, sequence: String(last.sequence) })
+        : null;
     // A consumer that stops early must not leave the prefetch as an unhandled rejection.
     next?.catch(() => undefined);
     if (rows.length > 0) yield rows.map(decodeEvent);

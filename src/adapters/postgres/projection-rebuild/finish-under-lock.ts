@@ -27,9 +27,10 @@ export interface LockedOutcome {
 /**
  * The short exclusive part: pauses appends (SHARE ROW EXCLUSIVE on `sessions` conflicts with the
  * ROW EXCLUSIVE every append takes on it; plain reads are not blocked), catches the shadow tables up
- * with the last appends, compares, and in repair mode replaces the live rows and records watermarks,
- * all in one transaction. Deadlocks and lock timeouts (a worker holding a run row while waiting to
- * append) roll back and retry; everything done here is idempotent.
+ * with the last appends, compares the rows that can differ (the candidates of the full comparison
+ * made just before, plus the sessions caught up), and in repair mode replaces the differing live
+ * rows and records watermarks, all in one transaction. Deadlocks and lock timeouts (a worker holding
+ * a run row while waiting to append) roll back and retry; everything done here is idempotent.
  */
 export async function finishUnderLock(
   client: PoolClient,
@@ -47,12 +48,13 @@ export async function finishUnderLock(
       const projections: ProjectionReport[] = [];
       for (const t of targets) {
         const count = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${ident(t.shadow)}`);
-        const differingRows = await collectChangedKeys(client, t);
+        const differingRows = await collectChangedKeys(client, t, caught.sessionIds);
         const differences = differingRows > 0 ? await describeDifferences(client, t, DIFFERENCES_SHOWN) : [];
         if (!opts.verify && differingRows > 0) await replaceLiveRows(client, t);
-        projections.push({ name: t.projection.name, rows: Number(count.rows[0]!.n), differingRows, differences });
+        projections.push({ name: t.projection.name, rows: Number(count.rows[0].n), differingRows, differences });
       }
-      if (!opts.verify) await recordWatermarks(client, targets.map((t) => t.projection));
+      const rebuilt = targets.map((t) => t.projection);
+      if (!opts.verify) await recordWatermarks(client, rebuilt);
       await client.query('COMMIT');
       return { projections, events: caught.events };
     } catch (e) {

@@ -1,2 +1,9 @@
 export { rebuildProjections } from './rebuild-projections';
-export type { DifferenceKind, ProjectionReport, RebuildDifference, RebuildOptions, RebuildProgress, RebuildReport } from './types';
+export type {
+  DifferenceKind,
+  ProjectionReport,
+  RebuildDifference,
+  RebuildOptions,
+  RebuildProgress,
+  RebuildReport,
+} from './types';

@@ -23,7 +23,8 @@ export class ProgressMeter {
     if (!this.onProgress) return;
     const seconds = (performance.now() - this.startedMs) / 1000;
     const rate = seconds > 0 ? this.done / seconds : 0;
-    const eta = phase === 'replay' && rate > 0 ? Math.max(0, this.total - this.done) / rate : phase === 'done' ? 0 : null;
+    const eta =
+      phase === 'replay' && rate > 0 ? Math.max(0, this.total - this.done) / rate : phase === 'done' ? 0 : null;
     this.onProgress({ phase, eventsDone: this.done, eventsTotal: this.total, eventsPerSecond: rate, etaSeconds: eta });
   }
 }

@@ -4,35 +4,40 @@
  *
  *  a. Prepare. Take an advisory lock (one rebuild at a time), then create empty UNLOGGED shadow tables
  *     `<table>__rebuild` (`LIKE <table> INCLUDING DEFAULTS`, a leftover is dropped first) for the
- *     selected projections, and a progress table (session → last sequence folded).
+ *     selected projections, and a progress table (session -> last sequence folded).
  *  b. Replay, without locks. Stream the log ordered by (session_id, sequence) with keyset pagination,
  *     decode through the upcasters, fold each session through every selected `evolve` in memory and,
  *     when the session ends, bulk-insert its final rows into the shadows (`jsonb_populate_recordset`,
  *     as the append does). Memory holds one page, one session and one flush buffer. Reads and writes
- *     use two connections so they overlap. Appends continue meanwhile; what they add is found by (c).
- *  c. Catch up. A first pass without locks replays again every session whose live
- *     `sessions.next_event_sequence` differs from the progress table (it moved on, or is new): its
- *     shadow rows are deleted and it is replayed from its first event. Then, in one transaction,
- *     `LOCK TABLE sessions IN SHARE ROW EXCLUSIVE MODE` — every append writes `sessions`, so writers
- *     pause; readers do not — and the same pass runs again, now over the few sessions appended to in
- *     between, which leaves the shadows exactly equal to a fold of the whole log.
- *  d. Still in that transaction, for each projection collect the keys of rows whose projection
- *     columns differ (`live EXCEPT shadow` both ways; operational columns such as
- *     runs.lease_expires_at are ignored) and describe the first 20 per column.
+ *     use two connections so they overlap. Appends continue meanwhile; (c) picks up what they add.
+ *  c. Catch up, first without locks: every session whose live `sessions.next_event_sequence`
+ *     differs from the progress table (it moved on, or is new) has its shadow rows deleted and is
+ *     replayed from its first event. Then compare everything, still without locks: the keys of rows
+ *     whose projection columns differ (`live EXCEPT shadow` both ways; operational columns such as
+ *     runs.lease_expires_at are ignored) become candidates.
+ *  d. One transaction: `LOCK TABLE sessions IN SHARE ROW EXCLUSIVE MODE` (every append writes
+ *     `sessions`, so writers pause; readers do not), catch up again (only the sessions appended to
+ *     in the last moments), and compare again, now only the candidates and the rows of those
+ *     sessions: nothing else can have changed, since appends only write rows of their own session.
+ *     The shadows now equal a fold of the whole log, and the comparison is exact at this point for
+ *     everything the append writes (a row edited by hand after the full comparison of (c) is seen
+ *     by the next rebuild).
+ *     The first 20 differing rows per projection are described column by column.
  *     Verify: COMMIT without touching live tables. Repair: fix only the differing rows (delete extra,
  *     update changed in place so operational columns are kept, insert missing), upsert
  *     projection_watermarks (version, newest event id and its transaction id, rebuilt_at), COMMIT.
  *     Lock timeouts and deadlocks roll the transaction back and retry it.
  *  Finally the shadow tables are dropped, on success and on error.
  *
- * Writers pause only for step (c)'s locked pass plus the comparison; everything proportional to the
- * size of the log happens before the lock.
+ * Everything proportional to the size of the log happens before the lock; writers pause only for
+ * work proportional to what changed during the rebuild (plus a filtered scan of each table).
  */
 import type { PoolClient } from 'pg';
 import { ValidationError } from '../../../domain/errors';
 import type { Projection } from '../../../domain/projections';
 import type { Database } from '../database';
 import { catchUp } from './catch-up';
+import { collectCandidateKeys } from './diff';
 import { finishUnderLock } from './finish-under-lock';
 import { ProgressMeter } from './progress-meter';
 import { describeTarget, type RebuildTarget } from './rebuild-target';
@@ -61,27 +66,29 @@ export async function rebuildProjections(db: Database, opts: RebuildOptions): Pr
   try {
     await acquireRebuildLock(control);
     const targets: RebuildTarget[] = [];
+    let report: RebuildReport;
     try {
-      return await run(db, control, targets, projections, { ...opts, batchSize }, startedMs);
+      report = await run(db, control, targets, projections, { ...opts, batchSize }, startedMs);
     } catch (e) {
-      failed = true;
+      // Best effort: the error that got us here matters more than a failed cleanup.
+      await cleanUp(control, targets).catch(() => undefined);
       throw e;
-    } finally {
-      try {
-        await dropShadowTables(control, targets);
-        await releaseRebuildLock(control);
-      } catch (e) {
-        if (!failed) throw e; // never mask the error that got us here
-      }
     }
+    await cleanUp(control, targets);
+    return report;
   } catch (e) {
     failed = true;
     throw e;
   } finally {
     // After a failure the connection may still be busy or broken: discard it (which also frees the
-    // advisory lock) rather than hand it back to the pool.
+    // advisory lock and the temp tables) rather than hand it back to the pool.
     control.release(failed);
   }
+}
+
+async function cleanUp(control: PoolClient, targets: readonly RebuildTarget[]): Promise<void> {
+  await dropShadowTables(control, targets);
+  await releaseRebuildLock(control);
 }
 
 /** Steps (a) to (d); `targets` is filled as the shadow tables are planned, so the caller can drop them. */
@@ -97,12 +104,14 @@ async function run(
   for (const p of projections) targets.push(await describeTarget(control, p));
   await createShadowTables(control, targets);
   const total = await control.query<{ n: string }>('SELECT count(*) AS n FROM events');
-  const meter = new ProgressMeter(Number(total.rows[0]!.n), opts.onProgress);
+  const meter = new ProgressMeter(Number(total.rows[0].n), opts.onProgress);
   meter.report('prepare');
   const replayed = await withClient(db, (reader) =>
     replay({ reader, writer: control, targets, batchSize, onPage: (n) => meter.advance('replay', n) }),
   );
   const early = await catchUp(control, targets, batchSize, (n) => meter.advance('catch-up', n));
+  meter.report('compare');
+  for (const t of targets) await collectCandidateKeys(control, t);
   const locked = await finishUnderLock(control, targets, { verify: opts.verify, batchSize, meter });
   meter.report('done');
   const seconds = (performance.now() - startedMs) / 1000;

@@ -35,17 +35,23 @@ export async function describeTarget(q: Queryable, projection: Projection): Prom
     [projection.table],
   );
   if (res.rows.length === 0) {
-    throw new ConfigurationError(`projection ${projection.name}: table ${projection.table} does not exist (migrations pending?)`, {
-      projection: projection.name,
-    });
+    throw new ConfigurationError(
+      `projection ${projection.name}: table ${projection.table} does not exist (migrations pending?)`,
+      {
+        projection: projection.name,
+      },
+    );
   }
   const names = res.rows.map((c) => c.name);
   const missing = projection.columns.filter((c) => !names.includes(c));
   if (missing.length > 0) {
-    throw new ConfigurationError(`projection ${projection.name}: table ${projection.table} lacks columns ${missing.join(', ')}`, {
-      projection: projection.name,
-      missing,
-    });
+    throw new ConfigurationError(
+      `projection ${projection.name}: table ${projection.table} lacks columns ${missing.join(', ')}`,
+      {
+        projection: projection.name,
+        missing,
+      },
+    );
   }
   const primaryKey = res.rows
     .filter((c) => c.keyPosition !== null)
@@ -54,13 +60,18 @@ export async function describeTarget(q: Queryable, projection: Projection): Prom
   const keyColumns = projection.keyColumn !== null ? [projection.keyColumn] : primaryKey;
   // Rows are matched by key for the diff and the repair; without one there is nothing to match on.
   if (keyColumns.length === 0 || keyColumns.some((k) => !projection.columns.includes(k))) {
-    throw new ConfigurationError(`projection ${projection.name}: table ${projection.table} needs a primary key made of projection columns`, {
-      projection: projection.name,
-    });
+    throw new ConfigurationError(
+      `projection ${projection.name}: table ${projection.table} needs a primary key made of projection columns`,
+      {
+        projection: projection.name,
+      },
+    );
   }
   const sessionColumn = names.includes('session_id') ? 'session_id' : projection.keyColumn;
   if (sessionColumn === null) {
-    throw new ConfigurationError(`projection ${projection.name}: table ${projection.table} has no session_id column`, { projection: projection.name });
+    throw new ConfigurationError(`projection ${projection.name}: table ${projection.table} has no session_id column`, {
+      projection: projection.name,
+    });
   }
   return {
     projection,

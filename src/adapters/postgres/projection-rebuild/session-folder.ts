@@ -24,7 +24,7 @@ export class SessionFolder {
     private readonly targets: readonly RebuildTarget[],
     private readonly emit: (session: FoldedSession) => void,
   ) {
-    this.state = targets.map(() => new Map());
+    this.state = targets.map(() => new Map<string, Row>());
   }
 
   fold(e: StoredEvent): void {
@@ -34,10 +34,10 @@ export class SessionFolder {
     }
     this.lastSequence = e.sequence;
     for (let i = 0; i < this.targets.length; i++) {
-      const proj = this.targets[i]!.projection;
+      const proj = this.targets[i].projection;
       const key = proj.keyOf(e);
       if (key === null) continue;
-      const rows = this.state[i]!;
+      const rows = this.state[i];
       const next = proj.evolve(rows.get(key), e);
       if (next !== undefined) rows.set(key, next);
     }
@@ -46,7 +46,11 @@ export class SessionFolder {
   /** Emits the current session, if any. Call once more after the last event. */
   finish(): void {
     if (this.sessionId === null) return;
-    this.emit({ sessionId: this.sessionId, lastSequence: this.lastSequence, rows: this.state.map((m) => [...m.values()]) });
+    this.emit({
+      sessionId: this.sessionId,
+      lastSequence: this.lastSequence,
+      rows: this.state.map((m) => [...m.values()]),
+    });
     for (const m of this.state) m.clear();
     this.sessionId = null;
   }

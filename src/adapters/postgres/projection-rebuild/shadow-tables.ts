@@ -1,4 +1,5 @@
 import type { Queryable } from '../database';
+import { candidateKeysTable } from './diff';
 import type { RebuildTarget } from './rebuild-target';
 import { ident } from './sql';
 
@@ -20,11 +21,17 @@ export async function createShadowTables(q: Queryable, targets: readonly Rebuild
     await q.query(`CREATE UNLOGGED TABLE ${ident(t.shadow)} (LIKE ${ident(t.live)} INCLUDING DEFAULTS)`);
   }
   await q.query(`DROP TABLE IF EXISTS ${ident(PROGRESS_TABLE)}`);
-  await q.query(`CREATE UNLOGGED TABLE ${ident(PROGRESS_TABLE)} (session_id uuid PRIMARY KEY, last_sequence bigint NOT NULL)`);
+  await q.query(
+    `CREATE UNLOGGED TABLE ${ident(PROGRESS_TABLE)} (session_id uuid PRIMARY KEY, last_sequence bigint NOT NULL)`,
+  );
 }
 
-/** Drops the shadow and progress tables (idempotent; called on success and on error). */
+/**
+ * Drops the shadow and progress tables, and the candidate-key temp tables (they live as long as the
+ * connection, which goes back to the pool). Idempotent; called on success and on error.
+ */
 export async function dropShadowTables(q: Queryable, targets: readonly RebuildTarget[]): Promise<void> {
-  const tables = [...targets.map((t) => t.shadow), PROGRESS_TABLE].map(ident).join(', ');
-  await q.query(`DROP TABLE IF EXISTS ${tables}`);
+  const tables = [...targets.map((t) => t.shadow), PROGRESS_TABLE].map(ident);
+  const temps = targets.map((t) => `pg_temp.${ident(candidateKeysTable(t))}`);
+  await q.query(`DROP TABLE IF EXISTS ${[...tables, ...temps].join(', ')}`);
 }

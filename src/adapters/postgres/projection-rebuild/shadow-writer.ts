@@ -31,8 +31,8 @@ export class ShadowWriter {
 
   add(session: FoldedSession): void {
     for (let i = 0; i < session.rows.length; i++) {
-      const rows = session.rows[i]!;
-      const buffer = this.buffers[i]!;
+      const rows = session.rows[i];
+      const buffer = this.buffers[i];
       for (const row of rows) buffer.push(row);
       this.buffered += rows.length;
     }
@@ -84,7 +84,7 @@ export class ShadowWriter {
          ON CONFLICT (session_id) DO UPDATE SET last_sequence = EXCLUDED.last_sequence)`,
     ];
     this.targets.forEach((t, i) => {
-      const rows = batch.rows[i]!;
+      const rows = batch.rows[i];
       if (rows.length === 0) return;
       values.push(JSON.stringify(rows));
       const cols = columnList(t.projection.columns);

@@ -1,6 +1,6 @@
 /** Progress of a running rebuild, reported after every replayed batch and at each phase change. */
 export interface RebuildProgress {
-  /** 'prepare' | 'replay' | 'catch-up' | 'lock' | 'verify' | 'swap' | 'done'. */
+  /** In order: 'prepare', 'replay', 'catch-up', 'compare', 'lock', 'catch-up', then 'verify' or 'swap', 'done'. */
   readonly phase: string;
   readonly eventsDone: number;
   /** Events in the log when the rebuild started (appends made during the rebuild are replayed on top). */

@@ -1,0 +1,83 @@
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import { loadDotEnv, loadSettings } from '../../config/settings';
+import { projectRoot } from '../../config/project-root';
+import { AgentError } from '../../domain/errors';
+import { withPlatform } from '../context';
+import { CaseFileError, formatIssue } from '../eval/case-errors';
+import type { EvalCase } from '../eval/case-types';
+import { tally } from '../eval/eval-result';
+import { loadCases } from '../eval/load-cases';
+import { formatProgressLine, formatSummary } from '../eval/report';
+import { runSuite } from '../eval/runner';
+import { selectCases } from '../eval/select-cases';
+import { EXIT, exitCodeFor } from '../exit-codes';
+
+interface EvalRunOpts {
+  case?: string[];
+  json?: boolean;
+  dir?: string;
+}
+
+/** Lease used for eval runs unless AGENT_LEASE_SECONDS says otherwise: crash cases wait it out. */
+const EVAL_LEASE_SECONDS = '3';
+
+/** `agent eval run`: the deterministic evaluation suite of plan §20 (fake model fixtures, no API key). */
+export function registerEvalCommands(program: Command): void {
+  program
+    .command('eval')
+    .description('deterministic evaluation suite (evals/cases/*.yaml)')
+    .command('run')
+    .description('run the eval cases against the database and print a result per case')
+    .option(
+      '--case <name...>',
+      'run only these cases (id, name or number, e.g. 02_calculator_tool, calculator_tool, 2)',
+    )
+    .option('--json', 'print the results as one JSON document')
+    .option('--dir <dir>', 'directory of case files (default: evals/cases of the project)')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 every case passed or is pending · 1 a case failed · 2 invalid case files or --case.
+Crash cases wait for the run's lease to expire; eval runs use a ${EVAL_LEASE_SECONDS} s lease unless AGENT_LEASE_SECONDS is set.`,
+    )
+    .action((opts: EvalRunOpts) => {
+      const cases = loadOrExit(opts);
+      process.env.AGENT_LEASE_SECONDS ??= EVAL_LEASE_SECONDS;
+      return withPlatform('eval', async (p) => {
+        const width = Math.max(0, ...cases.map((c) => c.id.length));
+        const results = await runSuite(p, cases, {
+          onResult: (r) => {
+            if (!opts.json) process.stdout.write(`${formatProgressLine(r, width)}\n`);
+          },
+        });
+        const counts = tally(results);
+        process.stdout.write(
+          opts.json ? `${JSON.stringify({ results, summary: counts }, null, 2)}\n` : `\n${formatSummary(results)}\n`,
+        );
+        return counts.failed > 0 ? EXIT.failed : EXIT.ok;
+      });
+    });
+}
+
+/** Loads and selects the cases before any database is touched: a bad file is exit 2, nothing run. */
+function loadOrExit(opts: EvalRunOpts): EvalCase[] {
+  try {
+    loadDotEnv();
+    const settings = loadSettings();
+    const dir = opts.dir ? path.resolve(opts.dir) : path.join(projectRoot(), 'evals', 'cases');
+    const cases = loadCases(dir, {
+      fixturesDir: path.join(settings.configDir, 'model-fixtures'),
+      defaultAgentId: settings.defaultAgentId,
+    });
+    return selectCases(cases, opts.case);
+  } catch (e) {
+    if (e instanceof CaseFileError) {
+      for (const i of e.issues) process.stderr.write(`${formatIssue(i)}\n`);
+      process.stderr.write(`${e.issues.length} problem(s) in eval case files; nothing was run\n`);
+      process.exit(EXIT.usage);
+    }
+    process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(e instanceof AgentError ? exitCodeFor(e) : EXIT.usage);
+  }
+}

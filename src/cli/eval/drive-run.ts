@@ -1,0 +1,100 @@
+import type { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { CancelRunCommand } from '../../application/runs/cancel-run';
+import { GetRunQuery } from '../../application/runs/queries';
+import type { Platform } from '../../composition/platform';
+import type { StoredEvent } from '../../domain/events/payloads';
+import type { Principal } from '../../domain/principal';
+import { followRun } from '../follow-run';
+import type { EvalCase, Intervention } from './case-types';
+import { describeIntervention, InterventionTracker } from './interventions';
+
+/** The CQRS buses the harness talks to: the same application services as the API and the CLI. */
+export interface Buses {
+  readonly commands: CommandBus;
+  readonly queries: QueryBus;
+}
+
+/**
+ * Drives the run to a terminal event with a worker restricted to it, applying interventions as
+ * their events are observed. Returns the failures of the execution itself (timeout, interventions
+ * that could not be applied or never fired); assertions are checked afterwards.
+ */
+export async function driveRun(
+  platform: Platform,
+  buses: Buses,
+  c: EvalCase,
+  principal: Principal,
+  runId: string,
+  defaultTimeoutMs: number,
+): Promise<string[]> {
+  const failures: string[] = [];
+  const newWorker = () => platform.createWorker({ onlyRunId: runId, concurrency: 1, pollIntervalMs: 200, drainMs: 0 });
+  let worker = newWorker();
+  await worker.start();
+  const apply = async (i: Intervention): Promise<void> => {
+    switch (i.action) {
+      case 'cancel':
+        await buses.commands.execute(
+          new CancelRunCommand(principal, runId, `eval intervention: ${describeIntervention(i)}`),
+        );
+        return;
+      case 'crash_worker': {
+        // Abandon the run without another write, like a killed process; a fresh worker reclaims it
+        // once the lease expires, which is what the crash cases test.
+        const crashed = worker;
+        await crashed.crash();
+        worker = newWorker();
+        await worker.start();
+        // A crash that abandoned nothing (the run had already finished) tested nothing.
+        if (crashed.stats.abandoned === 0) throw new Error('the worker had no run in flight to abandon');
+        return;
+      }
+      default: {
+        const never: never = i.action;
+        throw new Error(`unknown intervention ${String(never)}`);
+      }
+    }
+  };
+  const tracker = new InterventionTracker(c.interventions);
+  // Each crash waits out a lease before the run can move again, so it extends the timeout.
+  const crashes = c.interventions.filter((i) => i.action === 'crash_worker').length;
+  const timeoutMs =
+    (c.timeoutSeconds !== null ? c.timeoutSeconds * 1000 : defaultTimeoutMs) +
+    crashes * platform.settings.leaseSeconds * 1000;
+  let applying: Promise<void> = Promise.resolve();
+  let terminal: StoredEvent | null;
+  try {
+    terminal = await followRun(
+      platform,
+      runId,
+      principal,
+      (e) => {
+        for (const i of tracker.observe(e)) {
+          // Interventions run in order, off the follow loop, so the loop keeps reading events.
+          applying = applying
+            .then(() => apply(i))
+            .catch((err: unknown) => {
+              failures.push(
+                `intervention ${describeIntervention(i)} failed: ${err instanceof Error ? err.message : String(err)}`,
+              );
+            });
+        }
+      },
+      timeoutMs,
+    );
+    await applying;
+  } finally {
+    await worker.stop(0);
+  }
+  if (!terminal) {
+    const run = await buses.queries.execute(new GetRunQuery(principal, runId));
+    failures.unshift(
+      `timed out after ${Math.round(timeoutMs / 1000)} s without a terminal event (run is ${run.status})`,
+    );
+    // Cancel the abandoned run so no other worker picks it up later (the stop above released it).
+    await buses.commands.execute(new CancelRunCommand(principal, runId, 'eval case timed out')).catch(() => undefined);
+  }
+  for (const i of tracker.unfired())
+    failures.push(`intervention ${describeIntervention(i)} never fired: no such event was observed`);
+  return failures;
+}
