@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from '../../src/adapters/postgres/embedded/embedded-postgres';
@@ -13,8 +14,12 @@ export const TEMPLATE_DB = 'agent_test_template';
 export default async function globalSetup(): Promise<void> {
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
-    const dataDir = path.resolve(process.env.AGENT_DATA_DIR ?? '.data', 'test-postgres');
+    // One throwaway cluster per test run, so concurrent runs never share (or stop) each other's server.
+    const root = path.resolve(process.env.AGENT_DATA_DIR ?? '.data');
+    removeStaleClusters(root);
+    const dataDir = path.join(root, `test-postgres-${process.pid}`);
     const pg = await startEmbeddedPostgres({ dataDir, log: (l) => process.stderr.write(`${l}\n`) });
+    process.env.TEST_PG_DATA_DIR = pg.dataDir;
     (globalThis as { __agentTestPg?: { stop(): Promise<void> } }).__agentTestPg = pg;
     adminUrl = pg.adminUrl;
   }
@@ -28,6 +33,20 @@ export default async function globalSetup(): Promise<void> {
     await c.end();
   }
   await migrateToLatest(withDatabase(adminUrl, TEMPLATE_DB));
+}
+
+function removeStaleClusters(root: string): void {
+  if (!fs.existsSync(root)) return;
+  for (const name of fs.readdirSync(root)) {
+    const m = /^test-postgres-(\d+)$/.exec(name);
+    if (!m) continue;
+    try {
+      process.kill(Number(m[1]), 0);
+    } catch {
+      fs.rmSync(path.join(root, name), { recursive: true, force: true });
+      fs.rmSync(path.join(root, `${name}.owner.json`), { force: true });
+    }
+  }
 }
 
 export function withDatabase(url: string, db: string): string {
