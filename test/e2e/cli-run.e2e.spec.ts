@@ -1,0 +1,55 @@
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { createTestDb, type TestDb } from '../support/test-db';
+import { isSubsequence } from '../support/platform';
+import { ensureBuilt, ROOT } from '../support/processes';
+
+const PLAN_26 = [
+  'run.queued', 'run.started', 'model.request.started', 'model.response.completed', 'tool.call.proposed',
+  'tool.call.authorized', 'tool.call.started', 'tool.call.completed', 'run.checkpointed', 'model.request.started',
+  'model.response.completed', 'assistant.message.completed', 'run.completed',
+];
+
+let tdb: TestDb;
+beforeAll(async () => {
+  ensureBuilt();
+  tdb = await createTestDb();
+});
+afterAll(() => tdb.drop());
+
+function agent(args: string[]) {
+  return spawnSync(process.execPath, [path.join(ROOT, 'bin', 'agent.js'), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: tdb.url },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+describe('the agent CLI', () => {
+  it('runs "What is 17 multiplied by 23?" printing the plan §26 events in order and 391', () => {
+    const r = agent(['run', 'What is 17 multiplied by 23?']);
+    expect(r.status).toBe(0);
+    const types = r.stdout.split('\n').map((l) => l.trim().split(/\s+/)[0] ?? '').filter((w) => /^[a-z_]+\.[a-z_.]+$/.test(w));
+    expect(isSubsequence(PLAN_26, types)).toBe(true);
+    expect(r.stdout).toContain('The result is 391.');
+  });
+
+  it('streams NDJSON with --json and shows a run with run get', () => {
+    const r = agent(['run', '--json', 'what is 2^10']);
+    expect(r.status).toBe(0);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; runId: string });
+    expect(events.at(-1)?.type).toBe('run.completed');
+    const got = agent(['run', 'get', events[0]!.runId]);
+    expect(got.status).toBe(0);
+    expect(JSON.parse(got.stdout)).toMatchObject({ status: 'completed', finalText: 'The result is 1024.' });
+  });
+
+  it('refuses an empty message with exit code 2 and an unknown run with exit code 3', () => {
+    const empty = agent(['run', '   ']);
+    expect(empty.status).toBe(2);
+    expect(empty.stderr).toContain('must not be empty');
+    const missing = agent(['run', 'get', '00000000-0000-0000-0000-000000000000']);
+    expect(missing.status).toBe(3);
+  });
+});
