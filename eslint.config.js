@@ -67,9 +67,9 @@ module.exports = defineConfig([
         'error',
         {
           allowNumber: true,
+          allowNullish: true,
           allowBoolean: true,
           allowAny: false,
-          allowNullish: false,
           allowRegExp: false,
           allow: [
             { name: ['Error', 'URL', 'URLSearchParams'], from: 'lib' },

@@ -34,12 +34,13 @@ export class AgentErrorFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const body = exception.getResponse();
       const status = exception.getStatus();
-      if (typeof body === 'object' && body !== null && 'error' in body && typeof (body as { error: unknown }).error === 'object') {
+      if (typeof body === 'object' && body !== null && 'error' in body && typeof (body).error === 'object') {
         res.status(status).json(body);
         return;
       }
-      const message = typeof body === 'string' ? body : ((body as { message?: unknown }).message ?? exception.message);
-      res.status(status).json({ error: { code: status === 404 ? 'not_found' : status === 400 ? 'validation_error' : 'http_error', message: Array.isArray(message) ? message.join('; ') : String(message), details: {} } });
+      const raw = typeof body === 'string' ? body : (body as { message?: unknown }).message;
+      const message = Array.isArray(raw) ? raw.map((m) => (typeof m === 'string' ? m : JSON.stringify(m))).join('; ') : typeof raw === 'string' ? raw : exception.message;
+      res.status(status).json({ error: { code: status === 404 ? 'not_found' : status === 400 ? 'validation_error' : 'http_error', message, details: {} } });
       return;
     }
     res.status(500).json({ error: { code: 'internal_error', message: 'internal error', details: {} } });

@@ -159,15 +159,14 @@ export class RunLoop {
 
     for (;;) {
       if (pending) {
+        // `pending` is always reassigned after the next model call before it is read again.
         const r = await this.runTools(claim, run, agent, principal, step, pending, signal);
         if (r) return r;
-        pending = null;
-        const last = await this.append(
+        await this.append(
           claim,
           [{ type: 'run.checkpointed', runId: claim.runId, actorType: 'worker', data: { checkpointVersion: checkpointVersion + 1, step } }],
           { version: ++checkpointVersion, state: this.state(step, 'tools_completed', [], [], firstSequence) },
         );
-        void last;
       }
       step += 1;
       run = (await deps.runs.get(claim.runId, null))!;
@@ -197,7 +196,7 @@ export class RunLoop {
           if (signal.aborted) {
             const why = stopReasonOf(signal);
             if (why !== 'fenced' && why !== 'abandon') {
-              await this.append(claim, [{ type: 'model.request.failed', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, errorCode: 'aborted', message: `model call aborted (${stopReasonOf(signal)})`, retryable: true, latencyMs } }]);
+              await this.append(claim, [{ type: 'model.request.failed', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, errorCode: 'aborted', message: `model call aborted (${why ?? 'shutdown'})`, retryable: true, latencyMs } }]);
             }
             return 'stopped';
           }

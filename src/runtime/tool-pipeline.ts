@@ -57,7 +57,7 @@ export class ToolPipeline {
       if (tool) {
         const prior = await this.runs.priorInvocations(ctx.runId, call.name, argsHash);
         const answered = prior.filter((p) => p.status === 'succeeded');
-        const sameEvidence = answered.length >= LOOP_THRESHOLD && answered.every((p) => JSON.stringify(p.result) === JSON.stringify(answered[0]!.result));
+        const sameEvidence = answered.length >= LOOP_THRESHOLD && answered.every((p) => JSON.stringify(p.result) === JSON.stringify(answered[0].result));
         if (sameEvidence) return { kind: 'loop_detected', toolName: call.name };
       }
       await append([

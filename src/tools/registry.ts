@@ -37,7 +37,7 @@ export class ToolRegistry {
     assertValidSpec(spec);
     const argumentsSchema = closedArgumentsSchema(spec.inputSchema);
     const validateInput = this.compile(spec.name, 'inputSchema', argumentsSchema);
-    let validateOutput: ValidateFunction | null = null;
+    let validateOutput: ValidateFunction | null;
     try {
       validateOutput = spec.outputSchema === null ? null : this.compile(spec.name, 'outputSchema', spec.outputSchema);
     } catch (error) {

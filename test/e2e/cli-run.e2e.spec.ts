@@ -40,7 +40,7 @@ describe('the agent CLI', () => {
     expect(r.status).toBe(0);
     const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; runId: string });
     expect(events.at(-1)?.type).toBe('run.completed');
-    const got = agent(['run', 'get', events[0]!.runId]);
+    const got = agent(['run', 'get', events[0].runId]);
     expect(got.status).toBe(0);
     expect(JSON.parse(got.stdout)).toMatchObject({ status: 'completed', finalText: 'The result is 1024.' });
   });

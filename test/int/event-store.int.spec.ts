@@ -43,7 +43,7 @@ describe('PgEventStore', () => {
     const sid = await newSession();
     const r = await store.append(sid, [userMessage('hello')], { tenantId: TENANT });
     expect(r.lastSequence).toBe(2);
-    expect(r.events[0]!.id).toBeGreaterThan(0);
+    expect(r.events[0].id).toBeGreaterThan(0);
     const row = (await db.query('SELECT next_event_sequence, message_count, status FROM sessions WHERE id = $1', [sid])).rows[0];
     expect(row).toEqual({ next_event_sequence: '2', message_count: 1, status: 'active' });
   });
@@ -114,8 +114,8 @@ describe('PgEventStore', () => {
       [sid, fixture.event_type, fixture.payload_schema_version, fixture.payload, TENANT],
     );
     const events = await store.listAfter(sid, 1, LOCAL_PRINCIPAL);
-    expect(events[0]!.schemaVersion).toBe(2);
-    expect(events[0]!.data).toEqual(fixture.expected_current);
+    expect(events[0].schemaVersion).toBe(2);
+    expect(events[0].data).toEqual(fixture.expected_current);
   });
 
   it('names the event id when a stored payload has an unknown schema version', async () => {
@@ -127,8 +127,8 @@ describe('PgEventStore', () => {
     );
     const err = await store.listAfter(sid, 1, LOCAL_PRINCIPAL).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CorruptEventError);
-    expect((err as Error).message).toContain(`event ${r.rows[0]!.id}`);
-    await db.query('DELETE FROM events WHERE id = $1', [r.rows[0]!.id]); // keep the global log readable for later tests
+    expect((err as Error).message).toContain(`event ${r.rows[0].id}`);
+    await db.query('DELETE FROM events WHERE id = $1', [r.rows[0].id]); // keep the global log readable for later tests
   });
 
   it('hides another tenant’s events', async () => {
@@ -157,10 +157,10 @@ describe('PgEventStore', () => {
     await t1.query('BEGIN');
     const lower = await store.appendWith(t1, sidA, [userMessage('slow')], { tenantId: TENANT });
     const higher = await store.append(sidB, [userMessage('fast')], { tenantId: TENANT });
-    expect(lower.events[0]!.id).toBeLessThan(higher.events[0]!.id);
+    expect(lower.events[0].id).toBeLessThan(higher.events[0].id);
     // While T1 is open, the reader must not move past it.
     const during = await store.readGlobal(pos, 1000);
-    expect(during.events.map((e) => e.id)).not.toContain(higher.events[0]!.id);
+    expect(during.events.map((e) => e.id)).not.toContain(higher.events[0].id);
     await t1.query('COMMIT');
     await t1.end();
     const seen: number[] = [];
@@ -170,7 +170,7 @@ describe('PgEventStore', () => {
       seen.push(...page.events.map((e) => e.id));
       pos = page.position;
     }
-    expect(seen.filter((id) => id === lower.events[0]!.id || id === higher.events[0]!.id)).toEqual([lower.events[0]!.id, higher.events[0]!.id]);
+    expect(seen.filter((id) => id === lower.events[0].id || id === higher.events[0].id)).toEqual([lower.events[0].id, higher.events[0].id]);
     expect(new Set(seen).size).toBe(seen.length);
   });
 });

@@ -1,6 +1,8 @@
 import { createTestDb, type TestDb } from '../support/test-db';
 import { createTestPlatform, isSubsequence, type TestPlatform } from '../support/platform';
 import type { Worker } from '../../src/runtime/worker';
+import { CancelRunCommand } from '../../src/application/runs/cancel-run';
+import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
 
 const PLAN_26_TRACE = [
   'run.queued',
@@ -85,8 +87,6 @@ describe('the run loop', () => {
   it('cancels a queued run directly and a running run cooperatively', async () => {
     await worker.stop();
     const queued = await t.submit('What is 2 plus 2?');
-    const { CancelRunCommand } = await import('../../src/application/runs/cancel-run');
-    const { LOCAL_PRINCIPAL } = await import('../../src/domain/principal');
     const r1 = await t.commands.execute(new CancelRunCommand(LOCAL_PRINCIPAL, queued.runId));
     expect(r1.outcome).toBe('cancelled');
     worker = t.platform.createWorker({ concurrency: 4, pollIntervalMs: 200, drainMs: 5000 });
@@ -127,8 +127,8 @@ describe('the run loop', () => {
       [runId],
     )).rows;
     expect(sizes.length).toBeGreaterThanOrEqual(10);
-    const first = sizes[1]!.size;
-    const last = sizes[sizes.length - 1]!.size;
+    const first = sizes[1].size;
+    const last = sizes[sizes.length - 1].size;
     expect(last).toBeLessThanOrEqual(first * 1.5);
   });
 });

@@ -110,7 +110,7 @@ export class YamlAgentCatalog implements AgentCatalog {
           'SELECT instructions, enabled_tools, limits FROM agents WHERE id = $1 AND version = $2',
           [a.id, a.version],
         );
-        const e = existing.rows[0]!;
+        const e = existing.rows[0];
         // jsonb reorders object keys, so compare canonical forms.
         if (e.instructions !== a.instructions || canonical(e.enabled_tools) !== canonical(a.enabledTools) || canonical(e.limits) !== canonical(a.limits)) {
           throw new ConfigurationError(`agent ${a.id} v${a.version} differs from the stored v${a.version}; bump its version`, { agentId: a.id });

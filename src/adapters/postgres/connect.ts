@@ -82,7 +82,7 @@ export async function migrationsAtHead(url: string): Promise<{ atHead: boolean; 
   try {
     const pending = await ds.showMigrations();
     if (!pending) return { atHead: true, pending: [] };
-    const rows = (await ds.query('SELECT name FROM typeorm_migrations')) as { name: string }[];
+    const rows = await ds.query<{ name: string }[]>('SELECT name FROM typeorm_migrations');
     const done = new Set(rows.map((r) => r.name));
     return { atHead: false, pending: ds.migrations.map((m) => m.name ?? '').filter((n) => !done.has(n)) };
   } finally {

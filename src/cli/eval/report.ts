@@ -54,7 +54,7 @@ export function formatSummary(results: readonly EvalResult[], width = 120): stri
   const rows = results.map((r) => {
     const time = r.status === 'pending' ? '-' : formatSeconds(r.durationMs);
     const line = `${r.name.padEnd(nameWidth)}  ${r.status.padEnd(7)}  ${time.padEnd(6)}  `;
-    return line + clip(detailOf(r).replace(/^pending: /, ''), Math.max(20, width - line.length));
+    return (line + clip(detailOf(r).replace(/^pending: /, ''), Math.max(20, width - line.length))).trimEnd();
   });
   const lines = [header, '-'.repeat(Math.min(width, header.length + 40)), ...rows];
   const failed = results.filter((r) => r.status === 'failed');

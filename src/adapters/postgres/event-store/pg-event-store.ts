@@ -73,7 +73,7 @@ export class PgEventStore implements EventStore {
     }) as StoredEvent);
 
     const state = await this.readState(q, sessionId, drafts);
-    const creating = drafts[0]!.type === 'session.created';
+    const creating = drafts[0].type === 'session.created';
     const sessionRow = state.get(sessionProjection)?.get(sessionId);
     if (creating && sessionRow) throw new ConflictError(`session ${sessionId} already exists`, { sessionId });
     if (!creating && !sessionRow) throw new NotFoundError(`session ${sessionId} does not exist`, { sessionId });
@@ -87,7 +87,7 @@ export class PgEventStore implements EventStore {
       });
     }
     if (options.fence) {
-      const run = state.get(PROJECTIONS[1]!)?.get(options.fence.runId);
+      const run = state.get(PROJECTIONS[1])?.get(options.fence.runId);
       const epoch = run ? Number(run.lease_epoch) : -1;
       if (epoch !== options.fence.leaseEpoch) {
         throw new LeaseFencedError(`run ${options.fence.runId} lease epoch is ${epoch}, writer holds ${options.fence.leaseEpoch}`, {
@@ -97,7 +97,7 @@ export class PgEventStore implements EventStore {
         });
       }
     }
-    const stored = drafts.map((d, i) => ({ ...d, sequence: last + i + 1 }) as StoredEvent);
+    const stored = drafts.map((d, i) => ({ ...d, sequence: last + i + 1 }));
 
     // Fold the batch through every projection, starting from the rows as they are now.
     const changed = new Map<Projection, Map<string, Row>>();
@@ -150,12 +150,12 @@ export class PgEventStore implements EventStore {
     } catch (err) {
       throw await this.translate(err, sessionId, options);
     }
-    const row = result.rows[0]!;
+    const row = result.rows[0];
     if (row.ok !== 1) {
       throw new ConcurrencyConflict(`session ${sessionId} moved past sequence ${last} during the append`, { sessionId });
     }
     const idBySeq = new Map(row.ids.map((x) => [Number(x.sequence), Number(x.id)]));
-    const events = stored.map((s) => ({ ...s, id: idBySeq.get(s.sequence) ?? 0 }) as StoredEvent);
+    const events = stored.map((s) => ({ ...s, id: idBySeq.get(s.sequence) ?? 0 }));
     return { events, lastSequence };
   }
 

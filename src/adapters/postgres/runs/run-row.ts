@@ -4,7 +4,7 @@ import type { RunUsage } from '../../../domain/run/usage';
 import type { RunFailure } from '../../../domain/run/failure';
 import type { RunStatus } from '../../../domain/run/status';
 
-const iso = (v: unknown): string | null => (v === null || v === undefined ? null : v instanceof Date ? v.toISOString() : String(v));
+const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : null);
 
 /** Maps a `runs` row to the domain record; the row type never leaves the adapter. */
 export function toRunRecord(r: Record<string, unknown>): RunRecord {

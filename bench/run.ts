@@ -1,0 +1,22 @@
+import { runAppendBench } from './append.bench';
+
+/** Benchmark suites by name: `node dist/bench/run.js <name>` (or `npm run bench -- <name>`). Add new suites here. */
+const suites: Record<string, () => Promise<void>> = {
+  append: runAppendBench,
+};
+
+async function main(): Promise<void> {
+  const name = process.argv[2];
+  const suite = name === undefined ? undefined : suites[name];
+  if (!suite) {
+    console.error(`usage: npm run bench -- <suite>\nsuites: ${Object.keys(suites).join(', ')}`);
+    process.exitCode = 2;
+    return;
+  }
+  await suite();
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});
