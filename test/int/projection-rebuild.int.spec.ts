@@ -78,7 +78,7 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
           userMessageId: messageId,
           limits: DEFAULT_LIMITS,
           priority: 100,
-          idempotencyKey: rand() < 0.5 ? `submit-${n}-${r}` : null,
+          idempotencyKey: rand() < 0.5 ? `submit-${runId}` : null,
           requestHash: `hash-${n}-${r}`,
         },
       },
