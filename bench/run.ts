@@ -1,8 +1,10 @@
 import { runAppendBench } from './append.bench';
+import { runRunsBench } from './runs.bench';
 
 /** Benchmark suites by name: `node dist/bench/run.js <name>` (or `npm run bench -- <name>`). Add new suites here. */
 const suites: Record<string, () => Promise<void>> = {
   append: runAppendBench,
+  runs: runRunsBench,
 };
 
 async function main(): Promise<void> {

@@ -155,7 +155,6 @@ export class RunLoop {
       step -= 1; // the model call of `step` has no checkpoint: do it again (same step number)
     }
     const firstSequence = await this.firstSequenceOfRun(claim, principal);
-    let modelCallsThisClaim = 0;
 
     for (;;) {
       if (pending) {
@@ -175,7 +174,8 @@ export class RunLoop {
 
       let turn: ModelTurn | null = null;
       for (let attempt = 1; turn === null; attempt++) {
-        if (run.modelCallCount + modelCallsThisClaim >= run.limits.maxModelCalls) {
+        // `run` was re-read at the top of this step; earlier attempts of this step are not in it yet.
+        if (run.modelCallCount + (attempt - 1) >= run.limits.maxModelCalls) {
           return { kind: 'failed', reason: 'max_model_calls_exceeded', message: `run reached its limit of ${run.limits.maxModelCalls} model calls`, errorCode: 'budget_exceeded' };
         }
         const sessionEvents = await deps.store.listAfter(claim.sessionId, 0, principal, 1_000_000);
@@ -183,7 +183,6 @@ export class RunLoop {
         const request = buildModelRequest({ agent: { ...agent, modelPolicy: run.modelPolicy }, principal, runId: claim.runId, userMessageId: run.userMessageId, step, sessionEvents, tools: toolSpecs, nowIso: deps.clock.nowIso(), attemptId });
         const modelCallId = deps.ids.uuid();
         await this.append(claim, [{ type: 'model.request.started', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, provider: route.model.provider, model: route.model.model, prefixHash: request.prefixHash } }]);
-        modelCallsThisClaim += 1;
         const t0 = deps.clock.nowMs();
         try {
           const deadlineMs = run.deadlineAt ? Date.parse(run.deadlineAt) : null;

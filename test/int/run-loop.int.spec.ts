@@ -77,6 +77,14 @@ describe('the run loop', () => {
     expect(types.filter((x) => TERMINAL.includes(x))).toEqual(['run.failed']);
   });
 
+  it('counts each model call once against max_model_calls', async () => {
+    const { runId } = await t.submit('go', { modelPolicy: 'fake:step_limit', limits: { maxSteps: 5, maxModelCalls: 7, maxToolCalls: 20 } });
+    expect(await t.waitForTerminal(runId)).toBe('failed');
+    const run = await t.platform.runs.get(runId, null);
+    expect(run?.failure?.reason).toBe('max_steps_exceeded');
+    expect(run?.modelCallCount).toBe(5);
+  });
+
   it('retries a transient model failure and completes', async () => {
     const { runId } = await t.submit('go', { modelPolicy: 'fake:transient_then_answer' });
     expect(await t.waitForTerminal(runId)).toBe('completed');

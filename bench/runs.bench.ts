@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { loadSettings } from '../src/config/settings';
+import { createPlatform, type Platform } from '../src/composition/platform';
+import { CreateSessionCommand } from '../src/application/sessions/create-session';
+import { SubmitMessageCommand } from '../src/application/runs/submit-message';
+import { CreateSessionHandler } from '../src/application/sessions/create-session';
+import { SubmitMessageHandler } from '../src/application/runs/submit-message';
+import { LOCAL_PRINCIPAL } from '../src/domain/principal';
+import { openBenchDatabase } from './support/bench-database';
+import { formatCount, printTable } from './support/print-table';
+
+function envNumber(name: string, fallback: number): number {
+  const n = Number(process.env[name]);
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+/**
+ * `npm run bench -- runs`: the calculator turn (2 model calls, 1 tool call) with the fake model at
+ * zero latency, measured in one run against one server:
+ *  1. runs/s with one worker executing one run at a time, and with 4 concurrent runs;
+ *  2. run.queued commit → run.claimed latency with an idle worker (p50/p99);
+ *  3. the physical-limit baseline: the same turn written directly as its minimal sequence of
+ *     single-statement SQL transactions (one per persistence point), sequential;
+ *  4. checkpoint bytes per step for a 10-step and a 200-step run.
+ * Knob: BENCH_RUNS (runs per throughput measurement, default 200).
+ */
+export async function runRunsBench(): Promise<void> {
+  const n = envNumber('BENCH_RUNS', 200);
+  const bench = await openBenchDatabase((line) => console.error(line));
+  const platform = await createPlatform({ ...loadSettings(), fakeModelLatencyMs: 0, pollIntervalMs: 1000 }, { service: 'bench', databaseUrl: bench.url, quiet: true, migrate: false, poolSize: 20 });
+  try {
+    const submit = submitter(platform);
+    console.error(`throughput: ${n} calculator turns with 1 worker slot…`);
+    const one = await throughput(platform, submit, n, 1);
+    console.error(`throughput: ${n} calculator turns with 4 concurrent runs…`);
+    const four = await throughput(platform, submit, n, 4);
+    console.error('claim latency with an idle worker…');
+    const claim = await claimLatency(platform, submit, 100);
+    console.error('baseline: the same turn as raw SQL transactions…');
+    const baseline = await baselineTurns(bench.url, n);
+    console.error('checkpoint size: 10-step and 200-step runs…');
+    const small = await checkpointBytesPerStep(platform, submit, 10);
+    const large = await checkpointBytesPerStep(platform, submit, 200);
+
+    console.log(`\nagent-core runs benchmark: ${bench.server}, calculator turn (2 model calls, 1 tool call), fake model at 0 ms\n`);
+    printTable(
+      [{ header: 'measurement' }, { header: 'runs', right: true }, { header: 'seconds', right: true }, { header: 'runs/s', right: true }, { header: 'vs baseline', right: true }],
+      [
+        ['raw SQL baseline (13 transactions per turn, sequential)', String(n), baseline.seconds.toFixed(2), (n / baseline.seconds).toFixed(1), '1.00x'],
+        ['1 worker, 1 run at a time', String(n), one.toFixed(2), (n / one).toFixed(1), `${(baseline.seconds / one).toFixed(2)}x`],
+        ['1 worker, 4 concurrent runs', String(n), four.toFixed(2), (n / four).toFixed(1), `${(baseline.seconds / four).toFixed(2)}x`],
+      ],
+    );
+    console.log('');
+    printTable(
+      [{ header: 'measurement' }, { header: 'p50', right: true }, { header: 'p99', right: true }, { header: 'max', right: true }],
+      [['run.queued commit -> run.claimed (ms)', claim.p50.toFixed(2), claim.p99.toFixed(2), claim.max.toFixed(2)]],
+    );
+    console.log('');
+    printTable(
+      [{ header: 'checkpoints' }, { header: 'steps', right: true }, { header: 'checkpoints', right: true }, { header: 'bytes/step', right: true }, { header: 'largest', right: true }],
+      [
+        ['10-step run', String(small.steps), String(small.count), formatCount(small.perStep), formatCount(small.largest)],
+        ['200-step run', String(large.steps), String(large.count), formatCount(large.perStep), formatCount(large.largest)],
+        ['ratio 200/10', '', '', `${(large.perStep / small.perStep).toFixed(2)}x`, ''],
+      ],
+    );
+  } finally {
+    await platform.close();
+    await bench.close();
+  }
+}
+
+type Submit = (text: string, modelPolicy: string, limits?: Record<string, number>) => Promise<{ runId: string; queuedAtMs: number }>;
+
+/** Calls the real application handlers (the same code the CLI and API use) without a Nest container. */
+function submitter(p: Platform): Submit {
+  const appSettings = { defaultAgentId: 'general', maxMessageChars: 32_000 };
+  const sessions = new CreateSessionHandler(p.store, p.agents, p.ids, appSettings);
+  const messages = new SubmitMessageHandler(p.store, p.sessions, p.agents, p.ids, appSettings);
+  return async (text, modelPolicy, limits) => {
+    const s = await sessions.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
+    const r = await messages.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text, null, { modelPolicy, limits }));
+    return { runId: r.runId, queuedAtMs: performance.now() };
+  };
+}
+
+async function waitAllTerminal(p: Platform, runIds: string[]): Promise<void> {
+  for (;;) {
+    const r = await p.db.query<{ n: string }>(`SELECT count(*) AS n FROM runs WHERE id = ANY($1::uuid[]) AND status IN ('completed','failed','cancelled')`, [runIds]);
+    if (Number(r.rows[0]!.n) === runIds.length) return;
+    await new Promise((res) => setTimeout(res, 5));
+  }
+}
+
+/** Queues `n` turns, then times one worker (with `concurrency` slots) draining them. */
+async function throughput(p: Platform, submit: Submit, n: number, concurrency: number): Promise<number> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push((await submit('What is 17 multiplied by 23?', 'fake:calculator_then_answer')).runId);
+  const worker = p.createWorker({ concurrency, pollIntervalMs: 1000, drainMs: 1000 });
+  const t0 = performance.now();
+  await worker.start();
+  await waitAllTerminal(p, ids);
+  const seconds = (performance.now() - t0) / 1000;
+  await worker.stop();
+  const failed = await p.db.query(`SELECT count(*) AS n FROM runs WHERE id = ANY($1::uuid[]) AND status <> 'completed'`, [ids]);
+  if (Number((failed.rows[0] as { n: string }).n) > 0) throw new Error('some benchmark runs did not complete');
+  return seconds;
+}
+
+/** Submits runs one by one to an idle worker and measures commit → claim from the event times. */
+async function claimLatency(p: Platform, submit: Submit, count: number) {
+  const worker = p.createWorker({ concurrency: 4, pollIntervalMs: 5000, drainMs: 1000 });
+  await worker.start();
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const { runId } = await submit('What is 2 plus 2?', 'fake:calculator_then_answer');
+    ids.push(runId);
+    await waitAllTerminal(p, [runId]);
+  }
+  await worker.stop();
+  // Both timestamps come from this process's clock: run.queued is stamped just before its commit.
+  const rows = await p.db.query<{ ms: number }>(
+    `SELECT extract(epoch FROM (c.created_at - q.created_at)) * 1000 AS ms
+       FROM events q JOIN events c ON c.run_id = q.run_id AND c.event_type = 'run.claimed'
+      WHERE q.event_type = 'run.queued' AND q.run_id = ANY($1::uuid[])`,
+    [ids],
+  );
+  const ms = rows.rows.map((r) => Number(r.ms)).sort((a, b) => a - b);
+  return { p50: pct(ms, 50), p99: pct(ms, 99), max: ms[ms.length - 1] ?? NaN };
+}
+
+/** The calculator turn's persistence points as direct single-statement transactions. */
+async function baselineTurns(url: string, n: number): Promise<{ seconds: number }> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  await c.query('CREATE TABLE IF NOT EXISTS bench_baseline_events (id bigserial PRIMARY KEY, session_id uuid, sequence int, event_type text, payload jsonb, created_at timestamptz DEFAULT now())');
+  // submit, claim+start, model request, model response + checkpoint, proposed, authorized, started,
+  // completed, checkpointed, model request, model response, answer + completed: 12 commits, plus
+  // the session creation = 13 per turn.
+  const points = [['session.created'], ['user.message.created', 'run.queued'], ['run.claimed', 'run.started'], ['model.request.started'], ['model.response.completed'], ['tool.call.proposed'], ['tool.call.authorized'], ['tool.call.started'], ['tool.call.completed'], ['run.checkpointed'], ['model.request.started'], ['model.response.completed'], ['assistant.message.completed', 'run.completed']];
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const sid = randomUUID();
+    let seq = 0;
+    for (const types of points) {
+      const values = types.map((_, k) => `($1, ${++seq}, $${k + 2}, '{"k":1}')`).join(', ');
+      await c.query(`INSERT INTO bench_baseline_events (session_id, sequence, event_type, payload) VALUES ${values}`, [sid, ...types]);
+    }
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  await c.query('DROP TABLE bench_baseline_events');
+  await c.end();
+  return { seconds };
+}
+
+async function checkpointBytesPerStep(p: Platform, submit: Submit, steps: number) {
+  const { runId } = await submit('count', 'fake:step_limit', { maxSteps: steps, maxModelCalls: steps + 5, maxToolCalls: steps + 5, deadlineSeconds: 600 });
+  const worker = p.createWorker({ concurrency: 1, pollIntervalMs: 1000, drainMs: 1000 });
+  await worker.start();
+  await waitAllTerminal(p, [runId]);
+  await worker.stop();
+  const r = await p.db.query<{ count: string; total: string; largest: number; steps: number }>(
+    `SELECT count(*) AS count, sum(octet_length(state::text)) AS total, max(octet_length(state::text)) AS largest,
+            max((state->>'step')::int) AS steps
+       FROM checkpoints WHERE run_id = $1`,
+    [runId],
+  );
+  const row = r.rows[0]!;
+  return { steps: row.steps, count: Number(row.count), perStep: Number(row.total) / Math.max(1, row.steps), largest: row.largest };
+}
