@@ -36,8 +36,8 @@ export async function runAppendBench(): Promise<void> {
   const seedEvents = envNumber('BENCH_SEED_EVENTS', 100_000);
   const bench = await openBenchDatabase((line) => console.error(line));
   const db = new Database(bench.url, 10);
+  const store = new PgEventStore(db, systemClock);
   try {
-    const store = new PgEventStore(db, systemClock);
     const settings = await serverSettings(db);
     console.error(`measuring for ${seconds}s each…`);
     const raw = await rawInsertRate(bench.url, seconds);
@@ -100,6 +100,7 @@ export async function runAppendBench(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
+    await store.close();
     await db.close();
     await bench.close();
   }

@@ -91,7 +91,7 @@ function submitter(p: Platform): Submit {
 async function waitAllTerminal(p: Platform, runIds: string[]): Promise<void> {
   for (;;) {
     const r = await p.db.query<{ n: string }>(`SELECT count(*) AS n FROM runs WHERE id = ANY($1::uuid[]) AND status IN ('completed','failed','cancelled')`, [runIds]);
-    if (Number(r.rows[0]!.n) === runIds.length) return;
+    if (Number(r.rows[0].n) === runIds.length) return;
     await new Promise((res) => setTimeout(res, 5));
   }
 }
@@ -169,6 +169,6 @@ async function checkpointBytesPerStep(p: Platform, submit: Submit, steps: number
        FROM checkpoints WHERE run_id = $1`,
     [runId],
   );
-  const row = r.rows[0]!;
+  const row = r.rows[0];
   return { steps: row.steps, count: Number(row.count), perStep: Number(row.total) / Math.max(1, row.steps), largest: row.largest };
 }

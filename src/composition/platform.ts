@@ -112,6 +112,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       listen: (channel) => new PgListenWakeup(handle.url, log, channel),
       async close() {
         await router.close();
+        await store.close();
         await db.close();
         await handle.close();
       },

@@ -28,6 +28,7 @@ beforeAll(async () => {
   store = new PgEventStore(db, testClock);
 });
 afterAll(async () => {
+  await store.close();
   await db.close();
   await tdb.drop();
 });

@@ -328,6 +328,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await store.close();
   await db.close();
   await tdb.drop();
 });

@@ -4,8 +4,9 @@ import type { Projection, Row } from '../../../domain/projections';
  * Builds the single SQL statement that appends a batch atomically: it advances the session's
  * sequence only if it is still `expected` (optimistic concurrency, gated so nothing else is written
  * otherwise), inserts the events, upserts every touched projection row, writes the optional
- * checkpoint and notifies. One statement = one round trip and one implicit transaction; PostgreSQL
- * delivers the NOTIFY only when it commits.
+ * checkpoint. One statement = one round trip and one implicit transaction. The NOTIFY is sent by the
+ * store after the commit (see BatchedNotifier), or inside the statement when the append runs in a
+ * caller's transaction, so it is delivered at that transaction's commit.
  */
 export interface AppendStatementInput {
   readonly sessionId: string;
@@ -17,6 +18,11 @@ export interface AppendStatementInput {
   readonly checkpoint: { runId: string; version: number; state: unknown; lastSequence: number; createdAt: string } | null;
   readonly notifyPayload: string;
   readonly readyRunId: string | null;
+  /**
+   * Put the NOTIFYs inside the statement (delivered at the caller's commit). Used only when the
+   * append runs inside a caller's transaction; otherwise the store notifies after commit.
+   */
+  readonly notifyInStatement: boolean;
 }
 
 export function buildAppendStatement(sessionProjection: Projection, input: AppendStatementInput): { text: string; values: unknown[] } {
@@ -66,13 +72,15 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
       `ck AS (INSERT INTO checkpoints (run_id, version, state, last_event_sequence, created_at) SELECT ${p(c.runId)}::uuid, ${p(c.version)}::int, ${p(JSON.stringify(c.state))}::jsonb, ${p(c.lastSequence)}::bigint, ${p(c.createdAt)}::timestamptz WHERE EXISTS (SELECT 1 FROM seq))`,
     );
   }
-  const notify = `CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('agent_events', ${p(input.notifyPayload)}) END AS n1`;
-  const ready = input.readyRunId
-    ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('run_ready', ${p(input.readyRunId)}) END AS n2`
+  const notify = input.notifyInStatement
+    ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('agent_events', ${p(input.notifyPayload)}) END AS n1`
     : '';
+  const ready =
+    input.notifyInStatement && input.readyRunId
+      ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('run_ready', ${p(input.readyRunId)}) END AS n2`
+      : '';
   const text = `WITH ${ctes.join(',\n')}
 SELECT (SELECT count(*) FROM seq)::int AS ok,
-       (SELECT coalesce(json_agg(json_build_object('id', id, 'sequence', sequence) ORDER BY sequence), '[]'::json) FROM ev) AS ids,
-       ${notify}${ready}`;
+       (SELECT coalesce(json_agg(json_build_object('id', id, 'sequence', sequence) ORDER BY sequence), '[]'::json) FROM ev) AS ids${notify}${ready}`;
   return { text, values };
 }

@@ -14,38 +14,59 @@ import {
 import { pgError, type Database, type Queryable } from '../database';
 import { decodeEvent, encodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
 import { buildAppendStatement } from './append-statement';
+import { BatchedNotifier, type Notification } from '../notify/batched-notifier';
 
-const MAX_ATTEMPTS = 30;
+/** Optimistic tries before the append falls back to locking the session row. */
+const OPTIMISTIC_ATTEMPTS = 3;
+const MAX_ATTEMPTS = 10;
 
 /** A client-supplied idempotency key collided: the caller looks up the original. */
 export class IdempotencyKeyTaken extends ConflictError {}
 
 /** The Postgres event store: optimistic, gapless per-session sequences in one statement per append. */
 export class PgEventStore implements EventStore {
+  private readonly notifier: BatchedNotifier;
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.notifier = new BatchedNotifier(db.url);
+  }
+
+  /** Flushes pending notifications and closes the notifier connection. */
+  async close(): Promise<void> {
+    await this.notifier.close();
+  }
 
   append(sessionId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
     return this.appendWith(this.db, sessionId, events, options);
   }
 
-  /** Append on a given connection (inside the caller's transaction, e.g. the claim). */
+  /**
+   * Append on a given connection. On the pool: optimistic first (two round trips, no lock); after
+   * a few lost races, the append takes the session row lock in its own transaction so a hot session
+   * cannot starve a writer. Inside a caller's transaction (the claim): one optimistic attempt, with
+   * the NOTIFY in the statement so it is delivered when the caller commits.
+   */
   async appendWith(q: Queryable, sessionId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
     if (events.length === 0) throw new InvalidEventPayloadError('append needs at least one event', { sessionId });
     const encoded = events.map((e, i) => ({ e, ...encodeEvent(e, i) }));
-    const inTransaction = q !== this.db;
+    if (q !== this.db) return (await this.tryAppend(q, sessionId, encoded, options, true)).result;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.tryAppend(q, sessionId, encoded, options);
+        const done =
+          attempt <= OPTIMISTIC_ATTEMPTS
+            ? await this.tryAppend(this.db, sessionId, encoded, options, false)
+            : await this.db.transaction(async (client) => {
+                await client.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [sessionId]);
+                return this.tryAppend(client, sessionId, encoded, options, false);
+              });
+        void this.notifier.send(done.notifications);
+        return done.result;
       } catch (err) {
-        // Only a lost race is retried, and only when we own the transaction (a caller's
-        // transaction decides for itself).
-        if (!(err instanceof ConcurrencyConflict) || options.expectedSequence !== undefined || inTransaction || attempt >= MAX_ATTEMPTS) {
-          throw err;
-        }
-        await this.clock.sleep(Math.floor(Math.random() * Math.min(20, attempt * 2)) + 1);
+        // Only a lost race is retried, and never when the caller pinned the expected sequence.
+        if (!(err instanceof ConcurrencyConflict) || options.expectedSequence !== undefined || attempt >= MAX_ATTEMPTS) throw err;
+        if (attempt < OPTIMISTIC_ATTEMPTS) await this.clock.sleep(Math.floor(Math.random() * 3) + 1);
       }
     }
   }
@@ -55,7 +76,8 @@ export class PgEventStore implements EventStore {
     sessionId: string,
     encoded: { e: NewEvent; type: StoredEvent['type']; version: number }[],
     options: AppendOptions,
-  ): Promise<AppendResult> {
+    notifyInStatement: boolean,
+  ): Promise<{ result: AppendResult; notifications: Notification[] }> {
     const createdAt = this.clock.nowIso();
     const drafts: StoredEvent[] = encoded.map(({ e, type, version }) => ({
       id: 0,
@@ -143,6 +165,7 @@ export class PgEventStore implements EventStore {
         : null,
       notifyPayload: JSON.stringify({ s: sessionId, t: options.tenantId, r: runIds, from: last + 1, to: lastSequence }),
       readyRunId,
+      notifyInStatement,
     });
     let result;
     try {
@@ -154,9 +177,13 @@ export class PgEventStore implements EventStore {
     if (row.ok !== 1) {
       throw new ConcurrencyConflict(`session ${sessionId} moved past sequence ${last} during the append`, { sessionId });
     }
+    const notifications: Notification[] = notifyInStatement
+      ? []
+      : [{ channel: 'agent_events', payload: JSON.stringify({ s: sessionId, t: options.tenantId, r: runIds, from: last + 1, to: lastSequence }) }];
+    if (!notifyInStatement && readyRunId) notifications.push({ channel: 'run_ready', payload: readyRunId });
     const idBySeq = new Map(row.ids.map((x) => [Number(x.sequence), Number(x.id)]));
     const events = stored.map((s) => ({ ...s, id: idBySeq.get(s.sequence) ?? 0 }));
-    return { events, lastSequence };
+    return { result: { events, lastSequence }, notifications };
   }
 
   private async translate(err: unknown, sessionId: string, options: AppendOptions): Promise<unknown> {
