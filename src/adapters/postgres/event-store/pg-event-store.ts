@@ -15,6 +15,7 @@ import { pgError, type Database, type Queryable } from '../database';
 import { decodeEvent, encodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
 import { buildAppendStatement } from './append-statement';
 import { BatchedNotifier, type Notification } from '../notify/batched-notifier';
+import { SessionStateCache } from './session-state-cache';
 
 /** Optimistic tries before the append falls back to locking the session row. */
 const OPTIMISTIC_ATTEMPTS = 3;
@@ -26,6 +27,7 @@ export class IdempotencyKeyTaken extends ConflictError {}
 /** The Postgres event store: optimistic, gapless per-session sequences in one statement per append. */
 export class PgEventStore implements EventStore {
   private readonly notifier: BatchedNotifier;
+  private readonly cache = new SessionStateCache();
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -94,7 +96,28 @@ export class PgEventStore implements EventStore {
       createdAt,
     }) as StoredEvent);
 
-    const state = await this.readState(q, sessionId, drafts);
+    // Inside a caller's transaction always read (the caller may hold locks and expect fresh rows).
+    const cached = q === this.db ? this.cache.lookup(sessionId, drafts, this.clock.nowMs()) : undefined;
+    const state = cached?.state ?? (await this.readState(q, sessionId, drafts));
+    try {
+      const done = await this.writeBatch(q, sessionId, drafts, state, options, notifyInStatement, createdAt);
+      this.cache.store(sessionId, done.result.lastSequence, state, done.changed, this.clock.nowMs());
+      return done;
+    } catch (e) {
+      this.cache.forget(sessionId);
+      throw e;
+    }
+  }
+
+  private async writeBatch(
+    q: Queryable,
+    sessionId: string,
+    drafts: StoredEvent[],
+    state: Map<Projection, Map<string, Row>>,
+    options: AppendOptions,
+    notifyInStatement: boolean,
+    createdAt: string,
+  ): Promise<{ result: AppendResult; notifications: Notification[]; changed: Map<Projection, Map<string, Row>> }> {
     const creating = drafts[0].type === 'session.created';
     const sessionRow = state.get(sessionProjection)?.get(sessionId);
     if (creating && sessionRow) throw new ConflictError(`session ${sessionId} already exists`, { sessionId });
@@ -183,7 +206,7 @@ export class PgEventStore implements EventStore {
     if (!notifyInStatement && readyRunId) notifications.push({ channel: 'run_ready', payload: readyRunId });
     const idBySeq = new Map(row.ids.map((x) => [Number(x.sequence), Number(x.id)]));
     const events = stored.map((s) => ({ ...s, id: idBySeq.get(s.sequence) ?? 0 }));
-    return { result: { events, lastSequence }, notifications };
+    return { result: { events, lastSequence }, notifications, changed };
   }
 
   private async translate(err: unknown, sessionId: string, options: AppendOptions): Promise<unknown> {

@@ -1,0 +1,78 @@
+import type { StoredEvent } from '../../../domain/events/payloads';
+import { PROJECTIONS, type Projection, type Row } from '../../../domain/projections';
+
+/**
+ * Events whose projection row is built from the event alone (evolve ignores any previous row), so a
+ * key they introduce never needs to be read first.
+ */
+const CREATION_EVENTS: Readonly<Record<string, ReadonlySet<string>>> = {
+  runs: new Set(['run.queued']),
+  tool_invocations: new Set(['tool.call.proposed']),
+  approvals: new Set(['approval.requested']),
+  model_calls: new Set(['model.request.started']),
+};
+
+type State = Map<Projection, Map<string, Row>>;
+
+interface Entry {
+  readonly sequence: number;
+  readonly state: State;
+  readonly at: number;
+}
+
+/**
+ * The projection rows this process last wrote for a session, valid only at that session sequence.
+ *
+ * Skipping the read round trip is safe because every projection change goes through an append,
+ * every append advances the session sequence, and the append statement writes only if the sequence
+ * is still the one the cache was taken at; a stale entry therefore loses the race (ConcurrencyConflict),
+ * is dropped, and the retry reads fresh rows. Operational columns are never written from it.
+ */
+export class SessionStateCache {
+  private readonly entries = new Map<string, Entry>();
+  constructor(
+    private readonly maxEntries = 2000,
+    private readonly ttlMs = 60_000,
+  ) {}
+
+  /** The cached state if it covers every row the batch touches, else undefined (read instead). */
+  lookup(sessionId: string, drafts: readonly StoredEvent[], nowMs: number): { state: State; sequence: number } | undefined {
+    const entry = this.entries.get(sessionId);
+    if (!entry || nowMs - entry.at > this.ttlMs) return undefined;
+    for (const proj of PROJECTIONS) {
+      if (proj.keyColumn === null) continue;
+      const cached = entry.state.get(proj);
+      const seen = new Set<string>();
+      for (const d of drafts) {
+        const key = proj.name === 'sessions' ? sessionId : proj.keyOf(d);
+        if (key === null || seen.has(key)) continue;
+        seen.add(key);
+        if (cached?.has(key)) continue;
+        if (CREATION_EVENTS[proj.name]?.has(d.type)) continue;
+        return undefined;
+      }
+    }
+    const copy: State = new Map([...entry.state].map(([p, rows]) => [p, new Map(rows)]));
+    // LRU: a hit moves the entry to the back.
+    this.entries.delete(sessionId);
+    this.entries.set(sessionId, entry);
+    return { state: copy, sequence: entry.sequence };
+  }
+
+  /** Records the rows as written at `sequence` (the state read plus the rows the append changed). */
+  store(sessionId: string, sequence: number, state: State, changed: State, nowMs: number): void {
+    const merged: State = new Map([...state].map(([p, rows]) => [p, new Map(rows)]));
+    for (const [proj, rows] of changed) {
+      if (proj.keyColumn === null) continue;
+      if (!merged.has(proj)) merged.set(proj, new Map());
+      for (const [k, r] of rows) merged.get(proj)!.set(k, r);
+    }
+    this.entries.delete(sessionId);
+    this.entries.set(sessionId, { sequence, state: merged, at: nowMs });
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  forget(sessionId: string): void {
+    this.entries.delete(sessionId);
+  }
+}
