@@ -45,6 +45,26 @@ describe('the agent CLI', () => {
     expect(JSON.parse(got.stdout)).toMatchObject({ status: 'completed', finalText: 'The result is 1024.' });
   });
 
+  it('verifies the read models, names a corrupted row, and repairs it with projections rebuild', async () => {
+    expect(agent(['run', 'What is 6 times 7?']).status).toBe(0);
+    const ok = agent(['projections', 'rebuild', '--verify']);
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toMatch(/runs\s+\d+ rows\s+ok/);
+    const { Client } = await import('pg');
+    const c = new Client({ connectionString: tdb.url });
+    await c.connect();
+    const victim = (await c.query<{ id: string }>(`SELECT id FROM runs WHERE status = 'completed' LIMIT 1`)).rows[0].id;
+    await c.query(`UPDATE runs SET status = 'queued' WHERE id = $1`, [victim]);
+    const bad = agent(['projections', 'rebuild', '--verify']);
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toContain(victim);
+    expect(bad.stdout).toContain('status');
+    expect(agent(['projections', 'rebuild']).status).toBe(0);
+    expect((await c.query(`SELECT status FROM runs WHERE id = $1`, [victim])).rows[0]).toEqual({ status: 'completed' });
+    await c.end();
+    expect(agent(['projections', 'rebuild', '--verify']).status).toBe(0);
+  });
+
   it('refuses an empty message with exit code 2 and an unknown run with exit code 3', () => {
     const empty = agent(['run', '   ']);
     expect(empty.status).toBe(2);
