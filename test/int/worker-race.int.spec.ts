@@ -44,6 +44,33 @@ describe('workers racing over the queue', () => {
     expect(b.stats.claimed).toBeGreaterThan(0);
   });
 
+  it('claims in priority order, interactive before background', async () => {
+    const background = await t.submit('What is 1 plus 1?', { priority: 200 });
+    const interactive = await t.submit('What is 2 plus 2?', { priority: 10 });
+    const first = await t.platform.queue.claim('w', 60_000);
+    const second = await t.platform.queue.claim('w', 60_000);
+    expect(first?.runId).toBe(interactive.runId);
+    expect(second?.runId).toBe(background.runId);
+    const loop = t.platform.createRunLoop();
+    await loop.execute(first!, new AbortController().signal);
+    await loop.execute(second!, new AbortController().signal);
+  });
+
+  it('releases a running run back to the queue when its worker shuts down before it finishes', async () => {
+    const { runId } = await t.submit('go', { modelPolicy: 'fake:hanging_model' });
+    const w = t.platform.createWorker({ concurrency: 1, pollIntervalMs: 100, drainMs: 0, onlyRunId: runId });
+    await w.start();
+    for (let i = 0; i < 100 && (await t.platform.runs.get(runId, null))?.status !== 'running'; i++) await new Promise((r) => setTimeout(r, 50));
+    await w.stop(0);
+    const run = await t.platform.runs.get(runId, null);
+    expect(run?.status).toBe('queued');
+    expect(run?.leaseOwner).toBeNull();
+    expect((await t.events(runId)).map((e) => e.type)).toContain('run.released');
+    // Another worker picks it up at once (its lease need not expire); cancel it to finish.
+    const again = await t.platform.queue.claim('w2', 60_000, runId);
+    expect(again?.leaseEpoch).toBe(2);
+  });
+
   it('refuses every write from a worker whose lease was taken over', async () => {
     const { runId, sessionId } = await t.submit('What is 1 plus 1?');
     const first = await t.platform.queue.claim('old-worker', 60_000, runId);
