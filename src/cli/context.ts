@@ -1,11 +1,15 @@
 import { loadDotEnv, loadSettings } from '../config/settings';
 import { createPlatform, type Platform } from '../composition/platform';
-import { exitCodeFor } from './exit-codes';
+import { EXIT, exitCodeFor } from './exit-codes';
 
 /** Builds the platform for one CLI command, runs it, closes everything, and maps errors to exit codes. */
 export async function withPlatform(service: string, fn: (p: Platform) => Promise<number>): Promise<never> {
   loadDotEnv();
   let platform: Platform | null = null;
+  process.once('SIGINT', () => {
+    process.stderr.write('interrupted\n');
+    void (platform?.close() ?? Promise.resolve()).finally(() => process.exit(EXIT.interrupted));
+  });
   let code: number;
   try {
     const settings = loadSettings();

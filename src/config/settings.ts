@@ -33,7 +33,7 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return {
     databaseUrl: env.DATABASE_URL && env.DATABASE_URL.trim() !== '' ? env.DATABASE_URL.trim() : null,
-    dataDir: path.resolve(env.AGENT_DATA_DIR ?? '.data'),
+    dataDir: env.AGENT_DATA_DIR ? path.resolve(env.AGENT_DATA_DIR) : path.join(projectRoot(), '.data'),
     host: env.HOST ?? '127.0.0.1',
     port: intFrom(env, 'PORT', 3000),
     logLevel: env.LOG_LEVEL ?? 'info',

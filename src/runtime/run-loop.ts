@@ -113,7 +113,7 @@ export class RunLoop {
         await this.finalize(claim, { kind: 'cancelled', reason: 'cancel requested' });
         return 'finished';
       }
-      await this.append(claim, [{ type: 'run.released', runId: claim.runId, actorType: 'worker', data: { workerId: 'worker', reason: 'worker shutting down' } }]);
+      await this.append(claim, [{ type: 'run.released', runId: claim.runId, actorType: 'worker', data: { workerId: claim.workerId, reason: 'worker shutting down' } }]);
       return 'released';
     } catch (e) {
       if (e instanceof LeaseFencedError) return 'fenced';

@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { Database } from '../../src/adapters/postgres/database';
 import { PgEventStore } from '../../src/adapters/postgres/event-store/pg-event-store';
 import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
+import { rebuildProjections } from '../../src/adapters/postgres/projection-rebuild';
 import {
   ConcurrencyConflict,
   CorruptEventError,
@@ -130,6 +131,21 @@ describe('PgEventStore', () => {
     expect(err).toBeInstanceOf(CorruptEventError);
     expect((err as Error).message).toContain(`event ${r.rows[0].id}`);
     await db.query('DELETE FROM events WHERE id = $1', [r.rows[0].id]); // keep the global log readable for later tests
+  });
+
+  it('never writes back rows cached before a projection repair', async () => {
+    const sid = await newSession();
+    await store.append(sid, [userMessage('one')], { tenantId: TENANT });
+    // A row goes bad; this process reads it (and caches what it derives from it)…
+    await db.query('UPDATE sessions SET message_count = 999 WHERE id = $1', [sid]);
+    store.forgetCachedState(sid);
+    await store.append(sid, [userMessage('two')], { tenantId: TENANT });
+    // …then a repair rewrites it from the log…
+    await rebuildProjections(db, { verify: false, projections: ['sessions'] });
+    expect((await db.query('SELECT message_count FROM sessions WHERE id = $1', [sid])).rows[0]).toEqual({ message_count: 2 });
+    // …and the next append from the cache must not bring the bad value back.
+    await store.append(sid, [userMessage('three')], { tenantId: TENANT });
+    expect((await db.query('SELECT message_count FROM sessions WHERE id = $1', [sid])).rows[0]).toEqual({ message_count: 3 });
   });
 
   it('hides another tenant’s events', async () => {

@@ -42,4 +42,6 @@ export interface RunClaim {
   readonly tenantId: string;
   readonly leaseEpoch: number;
   readonly attempt: number;
+  /** The worker holding the lease. */
+  readonly workerId: string;
 }

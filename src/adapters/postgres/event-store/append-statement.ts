@@ -12,6 +12,8 @@ export interface AppendStatementInput {
   readonly sessionId: string;
   /** null when the batch creates the session (first event is session.created). */
   readonly expectedSequence: number | null;
+  /** The read-model generation the rows were read at (see GENERATION_SQL). */
+  readonly generation: string;
   readonly sessionRow: Row;
   readonly events: readonly Record<string, unknown>[];
   readonly projectionRows: ReadonlyMap<Projection, Row[]>;
@@ -40,7 +42,7 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
     );
   } else {
     ctes.push(
-      `seq AS (UPDATE sessions s SET (${sessCols.join(', ')}) = (SELECT ${sessCols.map((c) => `r.${c}`).join(', ')} FROM jsonb_populate_record(NULL::sessions, ${sessRow}::jsonb) r) WHERE s.id = ${p(input.sessionId)} AND s.next_event_sequence = ${p(input.expectedSequence)} RETURNING 1 AS ok)`,
+      `seq AS (UPDATE sessions s SET (${sessCols.join(', ')}) = (SELECT ${sessCols.map((c) => `r.${c}`).join(', ')} FROM jsonb_populate_record(NULL::sessions, ${sessRow}::jsonb) r) WHERE s.id = ${p(input.sessionId)} AND s.next_event_sequence = ${p(input.expectedSequence)} AND coalesce((SELECT max(rebuilt_at)::text FROM projection_watermarks), '') = ${p(input.generation)} RETURNING 1 AS ok)`,
     );
   }
   ctes.push(`ev AS (

@@ -20,6 +20,9 @@ import { SessionStateCache } from './session-state-cache';
 /** Optimistic tries before the append falls back to locking the session row. */
 const OPTIMISTIC_ATTEMPTS = 3;
 const MAX_ATTEMPTS = 10;
+const GENERATION = '__generation';
+/** The read-model generation: when a repair last rewrote projection rows. */
+export const GENERATION_SQL = `coalesce((SELECT max(rebuilt_at)::text FROM projection_watermarks), '')`;
 
 /** A client-supplied idempotency key collided: the caller looks up the original. */
 export class IdempotencyKeyTaken extends ConflictError {}
@@ -33,6 +36,11 @@ export class PgEventStore implements EventStore {
     private readonly clock: Clock,
   ) {
     this.notifier = new BatchedNotifier(db.url);
+  }
+
+  /** Drops this process's cached rows for a session (the next append reads them afresh). */
+  forgetCachedState(sessionId: string): void {
+    this.cache.forget(sessionId);
   }
 
   /** Flushes pending notifications and closes the notifier connection. */
@@ -98,10 +106,10 @@ export class PgEventStore implements EventStore {
 
     // Inside a caller's transaction always read (the caller may hold locks and expect fresh rows).
     const cached = q === this.db ? this.cache.lookup(sessionId, drafts, this.clock.nowMs()) : undefined;
-    const state = cached?.state ?? (await this.readState(q, sessionId, drafts));
+    const { state, generation } = cached ?? (await this.readState(q, sessionId, drafts));
     try {
-      const done = await this.writeBatch(q, sessionId, drafts, state, options, notifyInStatement, createdAt);
-      this.cache.store(sessionId, done.result.lastSequence, state, done.changed, this.clock.nowMs());
+      const done = await this.writeBatch(q, sessionId, drafts, state, generation, options, notifyInStatement, createdAt);
+      this.cache.store(sessionId, done.result.lastSequence, state, done.changed, generation, this.clock.nowMs());
       return done;
     } catch (e) {
       this.cache.forget(sessionId);
@@ -114,6 +122,7 @@ export class PgEventStore implements EventStore {
     sessionId: string,
     drafts: StoredEvent[],
     state: Map<Projection, Map<string, Row>>,
+    generation: string,
     options: AppendOptions,
     notifyInStatement: boolean,
     createdAt: string,
@@ -168,6 +177,7 @@ export class PgEventStore implements EventStore {
     const statement = buildAppendStatement(sessionProjection, {
       sessionId,
       expectedSequence: creating ? null : last,
+      generation,
       sessionRow: newSessionRow,
       events: stored.map((s) => ({
         session_id: s.sessionId,
@@ -240,8 +250,10 @@ export class PgEventStore implements EventStore {
   }
 
   /** Reads every row the batch will touch, in one round trip. */
-  private async readState(q: Queryable, sessionId: string, drafts: StoredEvent[]): Promise<Map<Projection, Map<string, Row>>> {
-    const parts: string[] = [];
+  private async readState(q: Queryable, sessionId: string, drafts: StoredEvent[]): Promise<{ state: Map<Projection, Map<string, Row>>; generation: string }> {
+    // The read-model generation (last repair) travels with the rows: a write based on rows read
+    // before a repair must not land after it (the append statement re-checks it).
+    const parts: string[] = [`SELECT '${GENERATION}' AS p, to_jsonb(${GENERATION_SQL}) AS r`];
     const values: unknown[] = [];
     for (const proj of PROJECTIONS) {
       if (proj.keyColumn === null) continue;
@@ -257,12 +269,17 @@ export class PgEventStore implements EventStore {
     }
     const res = await q.query<{ p: string; r: Row }>(parts.join(' UNION ALL '), values);
     const out = new Map<Projection, Map<string, Row>>();
+    let generation = '';
     for (const { p, r } of res.rows) {
+      if (p === GENERATION) {
+        generation = r as unknown as string;
+        continue;
+      }
       const proj = PROJECTIONS.find((x) => x.name === p)!;
       if (!out.has(proj)) out.set(proj, new Map());
       out.get(proj)!.set(String(r[proj.keyColumn!]), r);
     }
-    return out;
+    return { state: out, generation };
   }
 
   async listAfter(sessionId: string, sequence: number, principal: Principal, limit = 1000): Promise<StoredEvent[]> {

@@ -16,6 +16,7 @@ type State = Map<Projection, Map<string, Row>>;
 
 interface Entry {
   readonly sequence: number;
+  readonly generation: string;
   readonly state: State;
   readonly at: number;
 }
@@ -26,7 +27,9 @@ interface Entry {
  * Skipping the read round trip is safe because every projection change goes through an append,
  * every append advances the session sequence, and the append statement writes only if the sequence
  * is still the one the cache was taken at; a stale entry therefore loses the race (ConcurrencyConflict),
- * is dropped, and the retry reads fresh rows. Operational columns are never written from it.
+ * is dropped, and the retry reads fresh rows. A projection repair (which rewrites rows without an
+ * append) bumps the read-model generation, which the statement also checks. Operational columns are
+ * never written from it.
  */
 export class SessionStateCache {
   private readonly entries = new Map<string, Entry>();
@@ -36,7 +39,7 @@ export class SessionStateCache {
   ) {}
 
   /** The cached state if it covers every row the batch touches, else undefined (read instead). */
-  lookup(sessionId: string, drafts: readonly StoredEvent[], nowMs: number): { state: State; sequence: number } | undefined {
+  lookup(sessionId: string, drafts: readonly StoredEvent[], nowMs: number): { state: State; sequence: number; generation: string } | undefined {
     const entry = this.entries.get(sessionId);
     if (!entry || nowMs - entry.at > this.ttlMs) return undefined;
     for (const proj of PROJECTIONS) {
@@ -56,11 +59,11 @@ export class SessionStateCache {
     // LRU: a hit moves the entry to the back.
     this.entries.delete(sessionId);
     this.entries.set(sessionId, entry);
-    return { state: copy, sequence: entry.sequence };
+    return { state: copy, sequence: entry.sequence, generation: entry.generation };
   }
 
   /** Records the rows as written at `sequence` (the state read plus the rows the append changed). */
-  store(sessionId: string, sequence: number, state: State, changed: State, nowMs: number): void {
+  store(sessionId: string, sequence: number, state: State, changed: State, generation: string, nowMs: number): void {
     const merged: State = new Map([...state].map(([p, rows]) => [p, new Map(rows)]));
     for (const [proj, rows] of changed) {
       if (proj.keyColumn === null) continue;
@@ -68,7 +71,7 @@ export class SessionStateCache {
       for (const [k, r] of rows) merged.get(proj)!.set(k, r);
     }
     this.entries.delete(sessionId);
-    this.entries.set(sessionId, { sequence, state: merged, at: nowMs });
+    this.entries.set(sessionId, { sequence, generation, state: merged, at: nowMs });
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
   }
 

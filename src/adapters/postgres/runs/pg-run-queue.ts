@@ -35,7 +35,7 @@ export class PgRunQueue implements RunQueue {
       const res = await client.query<{ id: string; session_id: string; tenant_id: string; lease_epoch: string; attempts: number; limits: { deadlineSeconds: number | null }; deadline_at: Date | null }>(
         `SELECT id, session_id, tenant_id, lease_epoch, attempts, limits, deadline_at FROM runs
           WHERE ((status = 'queued' AND (scheduled_for IS NULL OR scheduled_for <= now()))
-             OR (status = 'running' AND lease_expires_at < now()))
+             OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))
             AND ($1::uuid IS NULL OR id = $1::uuid)
           ORDER BY priority, created_at
           FOR UPDATE SKIP LOCKED
@@ -62,7 +62,7 @@ export class PgRunQueue implements RunQueue {
         { type: 'run.started', runId: row.id, actorType: 'worker', actorId: workerId, data: { attempt, deadlineAt, traceId: null } },
       ], { tenantId: row.tenant_id });
       await client.query(`UPDATE runs SET lease_expires_at = now() + ($2::int * interval '1 millisecond') WHERE id = $1`, [row.id, leaseMs]);
-      return { runId: row.id, sessionId: row.session_id, tenantId: row.tenant_id, leaseEpoch, attempt };
+      return { runId: row.id, sessionId: row.session_id, tenantId: row.tenant_id, leaseEpoch, attempt, workerId };
     });
   }
 
