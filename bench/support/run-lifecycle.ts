@@ -116,7 +116,7 @@ export function runLifecycle(n: number): NewEvent[] {
     {
       type: 'tool.call.completed',
       runId,
-      data: { invocationId, result: { value: n * 7 }, truncated: false, latencyMs: 1 },
+      data: { invocationId, result: { value: n * 7 }, truncated: false, latencyMs: 1, trust: 'internal_tool' },
     },
     { type: 'run.checkpointed', runId, data: { checkpointVersion: 1, step: 1 } },
     {

@@ -1,7 +1,9 @@
 import { Controller, Get, HttpException, Inject } from '@nestjs/common';
+import { Public } from './auth/decorators';
 import { HEALTH_PROBE, type HealthProbe } from './health-probe';
 
 /** Liveness and readiness. Readiness checks the database and migrations, never a model provider. */
+@Public()
 @Controller('health')
 export class HealthController {
   constructor(@Inject(HEALTH_PROBE) private readonly probe: HealthProbe) {}

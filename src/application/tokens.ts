@@ -12,3 +12,7 @@ export interface ApplicationSettings {
   readonly defaultAgentId: string;
   readonly maxMessageChars: number;
 }
+
+/** Read models of the HTTP API (ports/read-models.ts). */
+export const SESSION_READ_MODEL = Symbol('SessionReadModel');
+export const APPROVAL_READ_MODEL = Symbol('ApprovalReadModel');

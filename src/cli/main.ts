@@ -1,5 +1,8 @@
 import 'reflect-metadata';
 import { Command } from 'commander';
+import { registerApprovalCommands } from './commands/approval';
+import { registerAuthCommands } from './commands/auth';
+import { registerChatCommands } from './commands/chat';
 import { registerEvalCommands } from './commands/eval';
 import { registerProcessCommands } from './commands/processes';
 import { registerProjectionCommands } from './commands/projections';
@@ -21,6 +24,9 @@ Exit codes: 0 ok · 1 run/eval/verify did not succeed · 2 bad usage or input ·
   registerRunCommands(program);
   registerProjectionCommands(program);
   registerEvalCommands(program);
+  registerAuthCommands(program);
+  registerApprovalCommands(program);
+  registerChatCommands(program);
   return program;
 }
 

@@ -1,33 +1,87 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
+import { PgEventFeed } from '../adapters/postgres/notify/pg-event-feed';
+import { PgApprovalQueries } from '../adapters/postgres/pg-approval-queries';
+import { PgOwnedRunRepository, PgOwnedSessionRepository } from '../adapters/postgres/pg-owner-scoped-repositories';
+import { PgSessionQueries } from '../adapters/postgres/pg-session-queries';
+import { API_SETTINGS, EVENT_FEED, STREAM_HUBS, type ApiSettings } from '../api/api-tokens';
+import { ApprovalsController } from '../api/approvals.controller';
+import { API_LOGGER, EventsController } from '../api/events.controller';
 import { HealthController } from '../api/health.controller';
+import { RunsController } from '../api/runs.controller';
+import { SessionsController } from '../api/sessions.controller';
+import { StreamHubs } from '../api/sse/stream-hubs';
 import { APPLICATION_HANDLERS } from '../application/handlers';
-import { AGENT_CATALOG, APP_SETTINGS, CLOCK, EVENT_STORE, ID_FACTORY, RUN_REPOSITORY, SESSION_REPOSITORY, type ApplicationSettings } from '../application/tokens';
+import { TOOL_RECORDS } from '../application/approvals/tokens';
+import {
+  AGENT_CATALOG,
+  APP_SETTINGS,
+  APPROVAL_READ_MODEL,
+  CLOCK,
+  EVENT_STORE,
+  ID_FACTORY,
+  RUN_REPOSITORY,
+  SESSION_READ_MODEL,
+  SESSION_REPOSITORY,
+  type ApplicationSettings,
+} from '../application/tokens';
 import { HEALTH_PROBE } from '../api/health-probe';
 import { createHealthProbe } from './health-probe';
 import type { Platform } from './platform';
 
 export const PLATFORM = Symbol('Platform');
 
+/** Providers only the HTTP API needs: its single LISTEN connection and the SSE hubs over it. */
+function httpProviders(platform: Platform): Provider[] {
+  const s = platform.settings;
+  const apiSettings: ApiSettings = {
+    sseHeartbeatMs: s.sseHeartbeatSeconds * 1000,
+    maxActiveRunsPerTenant: s.apiMaxActiveRunsPerTenant,
+    sseMaxBufferedBytes: 1_048_576,
+  };
+  return [
+    // One LISTEN connection per API process, opened on the first stream, closed on shutdown.
+    { provide: EVENT_FEED, useFactory: () => new PgEventFeed(platform.handle.url, platform.log) },
+    {
+      provide: STREAM_HUBS,
+      useFactory: (feed: PgEventFeed) => new StreamHubs(feed, platform.store, platform.log),
+      inject: [EVENT_FEED],
+    },
+    { provide: API_SETTINGS, useValue: apiSettings },
+    { provide: API_LOGGER, useValue: platform.log },
+  ];
+}
+
 /** Binds the platform's adapters to the application's ports for Nest's CQRS buses and controllers. */
 @Module({})
 export class AppModule {
   static forPlatform(platform: Platform, opts: { http: boolean }): DynamicModule {
-    const appSettings: ApplicationSettings = { defaultAgentId: platform.settings.defaultAgentId, maxMessageChars: 32_000 };
+    const appSettings: ApplicationSettings = {
+      defaultAgentId: platform.settings.defaultAgentId,
+      maxMessageChars: 32_000,
+    };
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot()],
-      controllers: opts.http ? [HealthController] : [],
+      controllers: opts.http
+        ? [HealthController, SessionsController, RunsController, EventsController, ApprovalsController]
+        : [],
       providers: [
         { provide: PLATFORM, useValue: platform },
         { provide: EVENT_STORE, useValue: platform.store },
-        { provide: RUN_REPOSITORY, useValue: platform.runs },
-        { provide: SESSION_REPOSITORY, useValue: platform.sessions },
+        // A principal reads only its own tenant's and its own sessions and runs (404 otherwise).
+        { provide: RUN_REPOSITORY, useValue: new PgOwnedRunRepository(platform.db) },
+        { provide: SESSION_REPOSITORY, useValue: new PgOwnedSessionRepository(platform.db) },
+        { provide: SESSION_READ_MODEL, useValue: new PgSessionQueries(platform.db) },
+        { provide: APPROVAL_READ_MODEL, useValue: new PgApprovalQueries(platform.db) },
+        // Tool lifecycle read models (approval resolution, reviews, run input) — issue 4.
+        { provide: TOOL_RECORDS, useValue: platform.toolRecords },
         { provide: AGENT_CATALOG, useValue: platform.agents },
         { provide: CLOCK, useValue: platform.clock },
         { provide: ID_FACTORY, useValue: platform.ids },
         { provide: APP_SETTINGS, useValue: appSettings },
         { provide: HEALTH_PROBE, useValue: createHealthProbe(platform.db) },
+        ...(opts.http ? httpProviders(platform) : []),
         ...APPLICATION_HANDLERS,
       ],
     };

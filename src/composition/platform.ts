@@ -4,6 +4,7 @@ import { loadAgentFiles, YamlAgentCatalog } from '../adapters/config/yaml-agent-
 import { createLogger, silentLogger } from '../adapters/logging/pino-logger';
 import { createDemoProvider } from '../adapters/model/demo';
 import { createFakeProvider } from '../adapters/model/fake';
+import { bindProfiles, loadProviderRegistry, recordPriceHistory } from '../adapters/model/profiles';
 import { connectDatabase, migrateToLatest, type DatabaseHandle } from '../adapters/postgres/connect';
 import { Database } from '../adapters/postgres/database';
 import { PgEventStore } from '../adapters/postgres/event-store/pg-event-store';
@@ -25,7 +26,11 @@ import type { Logger } from '../ports/logger';
 import { ModelRouter } from '../runtime/model-router';
 import { RunLoop, type RunLoopSettings } from '../runtime/run-loop';
 import { Worker } from '../runtime/worker';
-import { createBuiltinTools } from '../tools/builtin';
+import { HousekeepingWorker } from '../runtime/housekeeping-worker';
+import { PgToolRecords } from '../adapters/postgres/tools/pg-tool-records';
+import { ApprovalService } from '../application/approvals/approval-service';
+import { PolicyEngine } from '../policy/policy-engine';
+import { createPlatformTools } from '../tools/builtin';
 import { ToolRegistry } from '../tools/registry';
 
 /**
@@ -43,13 +48,19 @@ export interface Platform {
   readonly queue: PgRunQueue;
   readonly agents: YamlAgentCatalog;
   readonly registry: ToolRegistry;
+  /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
+  readonly toolRecords: PgToolRecords;
+  readonly policy: PolicyEngine;
+  /** Approval lifecycle edges (expiry reaper, resolution) without the Nest buses. */
+  readonly approvals: ApprovalService;
   readonly router: ModelRouter;
   readonly transient: PgTransientPublisher;
   readonly clock: Clock;
   readonly ids: IdFactory;
   readonly log: Logger;
   createRunLoop(overrides?: Partial<RunLoopSettings>): RunLoop;
-  createWorker(opts?: { workerId?: string; concurrency?: number; pollIntervalMs?: number; drainMs?: number; onlyRunId?: string }): Worker;
+  /** A worker; unless restricted to one run it also runs the approval expiry reaper every `reaperIntervalMs` (default 5 s). */
+  createWorker(opts?: { workerId?: string; concurrency?: number; pollIntervalMs?: number; drainMs?: number; onlyRunId?: string; reaperIntervalMs?: number }): Worker;
   /** Replays the event log into fresh read models (see docs/projections.md). */
   rebuildProjections(opts: Omit<RebuildOptions, never>): Promise<RebuildReport>;
   /** A NOTIFY subscription on `channel` that reconnects forever. */
@@ -82,32 +93,50 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     const sessions = new PgSessionRepository(db);
     const checkpoints = new PgCheckpointStore(db);
     const queue = new PgRunQueue(db, store, clock);
-    const agents = await YamlAgentCatalog.open(db, loadAgentFiles(path.join(settings.configDir, 'agents'), process.env.AGENT_MODEL_POLICY || null));
+    const agents = await YamlAgentCatalog.open(db, loadAgentFiles(path.join(settings.configDir, 'agents')), process.env.AGENT_MODEL_POLICY || null);
     const registry = new ToolRegistry();
-    for (const tool of createBuiltinTools()) registry.register(tool);
-    const router = new ModelRouter([
-      createDemoProvider({ clock, latencyMs: settings.fakeModelLatencyMs }),
-      createFakeProvider({ fixturesDir: path.join(settings.configDir, 'model-fixtures'), clock, latencyMs: settings.fakeModelLatencyMs }),
-    ]);
+    const toolRecords = new PgToolRecords(db);
+    // Per-session workspaces live under $AGENT_DATA_DIR/workspaces/<tenant>/<session>.
+    for (const tool of createPlatformTools({ workspaceRoot: path.join(settings.dataDir, 'workspaces'), demoWrites: toolRecords })) registry.register(tool);
+    const policy = PolicyEngine.load(path.join(settings.configDir, 'policies'));
+    policy.assertConsistentWith(registry.list().map((t) => t.spec));
+    const approvals = new ApprovalService({ store, runs, sessions, records: toolRecords, clock });
+    // Provider profiles (config/providers/*.yaml); a profile whose key is not set is bound as unavailable.
+    const providerRegistry = loadProviderRegistry(path.join(settings.configDir, 'providers'), process.env);
+    const router = new ModelRouter(
+      [
+        createDemoProvider({ clock, latencyMs: settings.fakeModelLatencyMs }),
+        createFakeProvider({ fixturesDir: path.join(settings.configDir, 'model-fixtures'), clock, latencyMs: settings.fakeModelLatencyMs }),
+      ],
+      { registry: providerRegistry, bindings: bindProfiles(providerRegistry, process.env) },
+    );
+    const defaultAgent = await agents.current(settings.defaultAgentId);
+    if (defaultAgent) router.assertRoutable(defaultAgent);
+    await recordPriceHistory(db, providerRegistry).catch((e: unknown) => log.warn('model price history not recorded', { error: String(e) }));
     const transient = new PgTransientPublisher(db);
     const leaseMs = settings.leaseSeconds * 1000;
     const createRunLoop = (overrides: Partial<RunLoopSettings> = {}) =>
       new RunLoop(
-        { store, runs, checkpoints, queue, router, registry, agents, transient, clock, ids, log, principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }) },
+        { store, runs, checkpoints, queue, router, registry, agents, transient, clock, ids, log, principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }), records: toolRecords, policy },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );
     return {
-      settings, handle, db, store, runs, sessions, checkpoints, queue, agents, registry, router, transient, clock, ids, log,
+      settings, handle, db, store, runs, sessions, checkpoints, queue, agents, registry, toolRecords, policy, approvals, router, transient, clock, ids, log,
       createRunLoop,
-      createWorker: (o = {}) =>
-        new Worker(queue, createRunLoop(), new PgListenWakeup(handle.url, log), clock, ids, log, {
+      createWorker: (o = {}) => {
+        const workerSettings = {
           workerId: o.workerId ?? `${os.hostname()}:${process.pid}:${ids.uuid().slice(0, 8)}`,
           concurrency: o.concurrency ?? settings.workerConcurrency,
           leaseMs,
           pollIntervalMs: o.pollIntervalMs ?? settings.pollIntervalMs,
           drainMs: o.drainMs ?? 10_000,
           onlyRunId: o.onlyRunId,
-        }),
+        };
+        // A worker restricted to one run (CLI, eval harness) does not reap other runs' approvals.
+        if (o.onlyRunId) return new Worker(queue, createRunLoop(), new PgListenWakeup(handle.url, log), clock, ids, log, workerSettings);
+        const reaper = { name: 'approval-expiry', everyMs: o.reaperIntervalMs ?? 5000, run: () => approvals.expireDue(policy.document.approvals.onExpiry) };
+        return new HousekeepingWorker(queue, createRunLoop(), new PgListenWakeup(handle.url, log), clock, ids, log, workerSettings, [reaper]);
+      },
       rebuildProjections: (o) => rebuildProjections(db, o),
       listen: (channel) => new PgListenWakeup(handle.url, log, channel),
       async close() {

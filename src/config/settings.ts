@@ -20,6 +20,26 @@ export interface Settings {
   readonly openaiApiKeySet: boolean;
   readonly anthropicApiKeySet: boolean;
   readonly configDir: string;
+  /** `dev`: loopback requests only, as the fixed local principal; `token`: bearer tokens from AUTH_TOKENS_FILE. */
+  readonly authMode: AuthMode;
+  readonly authTokensFile: string | null;
+  /** Largest accepted request body, in bytes (413 above it). */
+  readonly apiBodyLimitBytes: number;
+  /** Requests per minute per tenant on one API process; 0 disables the limit. */
+  readonly apiRateLimitPerMinute: number;
+  /** Non-terminal runs a tenant may have at once before submissions get 429; 0 disables it. */
+  readonly apiMaxActiveRunsPerTenant: number;
+  /** Seconds between SSE comment heartbeats. */
+  readonly sseHeartbeatSeconds: number;
+}
+
+export type AuthMode = 'dev' | 'token';
+
+function authModeFrom(env: NodeJS.ProcessEnv): AuthMode {
+  const raw = (env.AUTH_MODE ?? '').trim();
+  if (raw === '' || raw === 'dev') return 'dev';
+  if (raw === 'token') return 'token';
+  throw new ConfigurationError(`AUTH_MODE must be "dev" or "token", got "${raw}"`, { name: 'AUTH_MODE' });
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -45,6 +65,12 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     openaiApiKeySet: Boolean(env.OPENAI_API_KEY),
     anthropicApiKeySet: Boolean(env.ANTHROPIC_API_KEY),
     configDir: path.resolve(env.AGENT_CONFIG_DIR ?? path.join(projectRoot(), 'config')),
+    authMode: authModeFrom(env),
+    authTokensFile: env.AUTH_TOKENS_FILE && env.AUTH_TOKENS_FILE.trim() !== '' ? path.resolve(env.AUTH_TOKENS_FILE.trim()) : null,
+    apiBodyLimitBytes: intFrom(env, 'API_BODY_LIMIT_BYTES', 262_144, 1024),
+    apiRateLimitPerMinute: intFrom(env, 'API_RATE_LIMIT_PER_MINUTE', 600),
+    apiMaxActiveRunsPerTenant: intFrom(env, 'API_MAX_ACTIVE_RUNS_PER_TENANT', 20),
+    sseHeartbeatSeconds: intFrom(env, 'SSE_HEARTBEAT_SECONDS', 15, 1),
   };
 }
 

@@ -4,6 +4,7 @@ import type { ConversationItem, ToolCallItem } from '../domain/conversation/item
 import type { StoredEvent } from '../domain/events/payloads';
 import type { CacheBreakpoint, ModelRequest, ModelToolDefinition } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
+import type { CheckpointState } from '../domain/run/checkpoint';
 import type { ToolSpec } from '../domain/tools/tool-spec';
 
 /** Platform policy: the first, never-changing part of the cacheable prefix. */
@@ -60,6 +61,7 @@ export function buildModelRequest(inputs: ContextInputs): ModelRequest {
 function conversationFor(inputs: ContextInputs): ConversationItem[] {
   const items: ConversationItem[] = [];
   const calls = new Map<string, ToolCallItem>();
+  const stepOf = new Map<ConversationItem, number>();
   const runtimeNote: ConversationItem = {
     kind: 'user',
     messageId: `runtime-${inputs.runId}`,
@@ -79,6 +81,7 @@ function conversationFor(inputs: ContextInputs): ConversationItem[] {
         if (current) {
           const call: ToolCallItem = { kind: 'tool_call', callId: e.data.callId, name: e.data.toolName, arguments: e.data.arguments };
           calls.set(e.data.invocationId, call);
+          stepOf.set(call, e.data.step);
           items.push(call);
         }
         break;
@@ -91,7 +94,9 @@ function conversationFor(inputs: ContextInputs): ConversationItem[] {
           e.type === 'tool.call.completed'
             ? e.data.result
             : { error: { code: e.type === 'tool.call.failed' ? e.data.errorCode : e.data.reasonCode, message: e.type === 'tool.call.failed' ? e.data.message : e.data.explanation } };
-        items.push({ kind: 'tool_result', callId: call.callId, name: call.name, output, isError: e.type !== 'tool.call.completed', trust: 'tool_untrusted' });
+        const result: ConversationItem = { kind: 'tool_result', callId: call.callId, name: call.name, output, isError: e.type !== 'tool.call.completed', trust: 'tool_untrusted' };
+        stepOf.set(result, stepOf.get(call) ?? 0);
+        items.push(result);
         break;
       }
       default:
@@ -99,5 +104,52 @@ function conversationFor(inputs: ContextInputs): ConversationItem[] {
     }
   }
   if (!items.includes(runtimeNote)) items.push(runtimeNote);
-  return items;
+  return groupToolTurns(items, stepOf);
+}
+
+/**
+ * Tools of one step run one after another, so the log interleaves call, result, call, result.
+ * A model turn is its calls followed by their results; providers that check the shape of a turn
+ * (Anthropic: one assistant message with every tool_use, thinking blocks first, then one user
+ * message with every tool_result) need it back in that order.
+ */
+function groupToolTurns(items: readonly ConversationItem[], stepOf: ReadonlyMap<ConversationItem, number>): ConversationItem[] {
+  const out: ConversationItem[] = [];
+  let run: ConversationItem[] = [];
+  const flush = () => {
+    const steps = [...new Set(run.map((i) => stepOf.get(i) ?? 0))];
+    for (const step of steps) {
+      const ofStep = run.filter((i) => (stepOf.get(i) ?? 0) === step);
+      out.push(...ofStep.filter((i) => i.kind === 'tool_call'), ...ofStep.filter((i) => i.kind !== 'tool_call'));
+    }
+    run = [];
+  };
+  for (const item of items) {
+    if (stepOf.has(item)) run.push(item);
+    else {
+      flush();
+      out.push(item);
+    }
+  }
+  flush();
+  return out;
+}
+
+/**
+ * Carries the provider-opaque continuation of the active tool loop (the checkpoint's
+ * `providerContinuation`, plan §10.6) into the request: the reasoning items go right before the
+ * tool calls of the turn that produced them (the last group of tool calls). A continuation from
+ * another provider is dropped: one provider's reasoning state is meaningless to another.
+ */
+export function withProviderContinuation(request: ModelRequest, continuation: CheckpointState['providerContinuation'], provider: string): ModelRequest {
+  if (continuation === null || continuation.provider !== provider) return request;
+  const items = continuation.items.filter((i) => i.provider === provider);
+  const conversation = [...request.conversation];
+  let end = conversation.length - 1;
+  while (end >= 0 && conversation[end].kind !== 'tool_call') end--;
+  if (items.length === 0 || end < 0) return request;
+  let start = end;
+  while (start > 0 && conversation[start - 1].kind === 'tool_call') start--;
+  conversation.splice(start, 0, ...items);
+  return { ...request, conversation };
 }

@@ -1,6 +1,6 @@
 import type { AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
-import { LeaseFencedError } from '../domain/errors';
+import { LeaseFencedError, ModelPermanentError } from '../domain/errors';
 import type { NewEvent } from '../domain/events/payloads';
 import { assembleTurn } from '../domain/model/assembler';
 import type { ModelTurn } from '../domain/model/model-events';
@@ -9,18 +9,20 @@ import type { CheckpointState } from '../domain/run/checkpoint';
 import type { FailureReason } from '../domain/run/failure';
 import type { RunClaim, RunRecord } from '../domain/run/run';
 import { isTerminal } from '../domain/run/status';
-import { totalInputTokens } from '../domain/run/usage';
-import { buildModelRequest } from '../context/context-builder';
+import { priceModelCall, totalInputTokens } from '../domain/run/usage';
+import { buildModelRequest, withProviderContinuation } from '../context/context-builder';
 import type { AgentCatalog } from '../ports/agent-catalog';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { EventStore } from '../ports/event-store';
 import type { Logger } from '../ports/logger';
 import type { CheckpointStore, RunQueue, RunRepository, TransientPublisher } from '../ports/run-store';
+import type { ToolRecordStore } from '../ports/tool-records';
+import type { PolicyEngine } from '../policy/policy-engine';
 import type { ToolRegistry } from '../tools/registry';
 import type { ModelRouter } from './model-router';
 import { backoffMs, classifyModelError } from './retry';
 import { LoopStopped, stopReasonOf } from './stop-reason';
-import { ToolPipeline } from './tool-pipeline';
+import { ToolPipeline, type ToolCallOutcome } from './tool-pipeline';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
@@ -35,7 +37,14 @@ export interface RunLoopDeps {
   readonly ids: IdFactory;
   readonly log: Logger;
   readonly principalFor: (run: RunRecord) => Principal;
+  /** Tool lifecycle read models (invocations, approvals) for idempotency and recovery. */
+  readonly records: ToolRecordStore;
+  /** The deterministic, versioned tool policy (plan §9). */
+  readonly policy: PolicyEngine;
 }
+
+/** A tool call that must wait for a human (approval, review or user input). */
+type Suspension = Extract<ToolCallOutcome, { kind: 'suspend' }>;
 
 export interface RunLoopSettings {
   readonly leaseMs: number;
@@ -63,7 +72,7 @@ export class RunLoop {
     private readonly deps: RunLoopDeps,
     private readonly settings: RunLoopSettings,
   ) {
-    this.pipeline = new ToolPipeline(deps.registry, deps.runs, deps.clock, deps.ids);
+    this.pipeline = new ToolPipeline({ registry: deps.registry, runs: deps.runs, records: deps.records, policy: deps.policy, clock: deps.clock, ids: deps.ids });
   }
 
   async execute(claim: RunClaim, shutdown: AbortSignal): Promise<RunLoopResult> {
@@ -83,6 +92,8 @@ export class RunLoop {
     }, Math.max(100, Math.floor(this.settings.leaseMs / 3)));
     try {
       const outcome = await this.loop(claim, controller.signal);
+      // A suspended run has already released its lease (WAITING_*); there is nothing left to write.
+      if (outcome === 'suspended') return 'released';
       if (outcome === 'stopped' || stopReasonOf(controller.signal) === 'abandon') return this.stop(claim, controller.signal);
       await this.finalize(claim, outcome);
       return 'finished';
@@ -129,7 +140,7 @@ export class RunLoop {
     });
   }
 
-  private async loop(claim: RunClaim, signal: AbortSignal): Promise<Outcome | 'stopped'> {
+  private async loop(claim: RunClaim, signal: AbortSignal): Promise<Outcome | 'stopped' | 'suspended'> {
     const { deps } = this;
     let run = await deps.runs.get(claim.runId, null);
     if (!run || isTerminal(run.status)) return 'stopped';
@@ -160,11 +171,19 @@ export class RunLoop {
       if (pending) {
         // `pending` is always reassigned after the next model call before it is read again.
         const r = await this.runTools(claim, run, agent, principal, step, pending, signal);
+        if (r && typeof r === 'object' && 'kind' in r && r.kind === 'suspend') {
+          // A cancel requested while the tools ran wins over waiting for a human.
+          if ((await deps.runs.get(claim.runId, null))?.cancelRequestedAt) return { kind: 'cancelled', reason: 'cancel requested' };
+          await this.suspend(claim, step, r);
+          return 'suspended';
+        }
         if (r) return r;
+        // The tool loop goes on: keep the provider's opaque reasoning for the next request (§10.6).
+        const continuation = (await deps.checkpoints.latest(claim.runId))?.state.providerContinuation ?? null;
         await this.append(
           claim,
           [{ type: 'run.checkpointed', runId: claim.runId, actorType: 'worker', data: { checkpointVersion: checkpointVersion + 1, step } }],
-          { version: ++checkpointVersion, state: this.state(step, 'tools_completed', [], [], firstSequence) },
+          { version: ++checkpointVersion, state: this.state(step, 'tools_completed', [], [], firstSequence, continuation) },
         );
       }
       step += 1;
@@ -183,11 +202,17 @@ export class RunLoop {
         const request = buildModelRequest({ agent: { ...agent, modelPolicy: run.modelPolicy }, principal, runId: claim.runId, userMessageId: run.userMessageId, step, sessionEvents, tools: toolSpecs, nowIso: deps.clock.nowIso(), attemptId });
         const modelCallId = deps.ids.uuid();
         await this.append(claim, [{ type: 'model.request.started', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, provider: route.model.provider, model: route.model.model, prefixHash: request.prefixHash } }]);
+        // The active tool loop's provider-opaque continuation rides along only to the provider that made it (plan §10.6).
+        const continuation = (await deps.checkpoints.latest(claim.runId))?.state.providerContinuation ?? null;
+        const providerRequest = withProviderContinuation(request, continuation, route.model.provider);
         const t0 = deps.clock.nowMs();
         try {
+          if (providerRequest.tools.length > 0 && !route.capabilities.toolCalling) {
+            throw new ModelPermanentError(`model "${route.model.model}" of provider "${route.model.provider}" lacks tool_calling, which this agent's tools need`, { missing: ['tool_calling'] });
+          }
           const deadlineMs = run.deadlineAt ? Date.parse(run.deadlineAt) : null;
           turn = await assembleTurn(
-            route.provider.stream(request, route.model, { attemptId, attemptNumber: attempt, deadlineMs, signal }),
+            route.provider.stream(providerRequest, route.model, { attemptId, attemptNumber: attempt, deadlineMs, signal }),
             (d) => deps.transient.publish({ sessionId: claim.sessionId, runId: claim.runId, kind: d.type, text: d.text }).catch(() => undefined),
           );
         } catch (e) {
@@ -201,7 +226,9 @@ export class RunLoop {
           }
           const c = classifyModelError(e);
           await this.append(claim, [{ type: 'model.request.failed', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, errorCode: c.code, message: c.message, retryable: c.retryable, latencyMs } }]);
-          const wait = backoffMs(attempt, this.settings.retryBaseMs, this.settings.retryMaxMs, deps.ids.random());
+          // A provider's retry-after (429/503) is honoured; the deadline check below still bounds it.
+          const retryAfter = (e as { details?: { retryAfterMs?: unknown } }).details?.retryAfterMs;
+          const wait = Math.max(backoffMs(attempt, this.settings.retryBaseMs, this.settings.retryMaxMs, deps.ids.random()), typeof retryAfter === 'number' ? retryAfter : 0);
           const deadlineMs = run.deadlineAt ? Date.parse(run.deadlineAt) : Infinity;
           if (!c.retryable || attempt >= this.settings.maxModelAttempts || deps.clock.nowMs() + wait >= deadlineMs) {
             return { kind: 'failed', reason: c.reason, message: c.message, errorCode: c.code };
@@ -211,6 +238,9 @@ export class RunLoop {
           continue;
         }
         const latencyMs = deps.clock.nowMs() - t0;
+        // Plan §6.5 precedence: provider-reported cost > catalog price of the profile > free (fake, demo).
+        const priced = priceModelCall(turn.usage, turn.providerCost, route.billing);
+        const loopContinues = turn.toolCalls.length > 0 || turn.malformedToolCalls.length > 0;
         await this.append(
           claim,
           [{
@@ -219,13 +249,14 @@ export class RunLoop {
             actorType: 'worker',
             data: {
               modelCallId, step, attempt, stopReason: turn.stopReason, usage: turn.usage,
-              cost: turn.providerCost ?? '0', costSource: turn.providerCost ? 'provider_response' : 'free',
+              cost: priced.cost, costSource: priced.costSource,
               toolCalls: turn.toolCalls.map((c) => ({ callId: c.callId, name: c.name })), textLength: turn.text.length, latencyMs,
             },
           }],
           {
             version: ++checkpointVersion,
-            state: this.state(step, 'model_completed', turn.toolCalls, turn.malformedToolCalls, firstSequence, turn.reasoningItems.length ? { provider: route.model.provider, items: turn.reasoningItems } : null),
+            // Kept only while the tool loop goes on; a final answer ends the loop and drops it.
+            state: this.state(step, 'model_completed', turn.toolCalls, turn.malformedToolCalls, firstSequence, loopContinues && turn.reasoningItems.length ? { provider: route.model.provider, items: turn.reasoningItems } : null),
           },
         );
       }
@@ -252,7 +283,7 @@ export class RunLoop {
     step: number,
     pending: { calls: readonly ToolCallItem[]; malformed: CheckpointState['malformedToolCalls'] },
     signal: AbortSignal,
-  ): Promise<Outcome | 'stopped' | null> {
+  ): Promise<Outcome | 'stopped' | Suspension | null> {
     const ctx = { runId: claim.runId, sessionId: claim.sessionId, step, agent, principal, signal };
     const append = (events: NewEvent[]) => this.append(claim, events).then(() => undefined);
     // Malformed calls become proposed calls whose arguments failed to parse; the model is told so.
@@ -272,11 +303,16 @@ export class RunLoop {
       }
       return null;
     };
-    const handle = async (call: ToolCallItem): Promise<Outcome | 'stopped' | null> => {
-      const g = guard();
-      if (g) return g;
-      used += 1;
+    const handle = async (call: ToolCallItem): Promise<Outcome | 'stopped' | Suspension | null> => {
+      // A call already proposed before a suspension or crash is not counted against the budget again.
+      if (!(await this.pipeline.known(call, ctx))) {
+        const g = guard();
+        if (g) return g;
+        used += 1;
+      } else if (signal.aborted) return 'stopped';
       const r = await this.pipeline.process(call, ctx, append);
+      if (r.kind === 'suspend') return r;
+      if (r.kind === 'stopped') return 'stopped';
       if (r.kind === 'loop_detected') {
         return { kind: 'failed', reason: 'loop_detected', message: `the model repeated the identical call ${r.toolName} without new evidence`, errorCode: 'loop_detected' };
       }
@@ -333,6 +369,24 @@ export class RunLoop {
   private async firstSequenceOfRun(claim: RunClaim, principal: Principal): Promise<number> {
     const events = await this.deps.store.listRunEvents(claim.runId, principal, 0);
     return events[0]?.sequence ?? 0;
+  }
+
+  /**
+   * Parks the run for a human (plan §9.3, §27.3), in one fenced append and in this order: the
+   * approval (or uncertainty) record, a checkpoint at the same resume point, then WAITING_*, which
+   * clears the lease owner; the commit's NOTIFY is the event. The invocation was persisted earlier.
+   */
+  private async suspend(claim: RunClaim, step: number, s: Suspension): Promise<void> {
+    const cp = await this.deps.checkpoints.latest(claim.runId);
+    const version = (cp?.version ?? 0) + 1;
+    const state: CheckpointState = cp && cp.state.step === step && cp.state.phase === 'model_completed'
+      ? cp.state
+      : this.state(step, 'model_completed', [], [], cp?.state.conversationRange.fromSequence ?? 0);
+    await this.append(
+      claim,
+      [...s.before, { type: 'run.checkpointed', runId: claim.runId, actorType: 'worker', data: { checkpointVersion: version, step } }, s.wait],
+      { version, state },
+    );
   }
 
   /** The single terminal write of a run: the outcome event(s) and a terminal checkpoint, fenced. */

@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
-import type { NewEvent } from '../domain/events/payloads';
+import type { NewEvent, ToolResultTrust } from '../domain/events/payloads';
 import type { Principal } from '../domain/principal';
-import type { ToolResult } from '../domain/tools/tool-spec';
+import type { ToolResult, ToolSpec } from '../domain/tools/tool-spec';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { RunRepository } from '../ports/run-store';
-import { evaluateDefaultPolicy } from '../policy/policy-engine';
+import type { InvocationRecord, ToolRecordStore } from '../ports/tool-records';
+import type { PolicyDecision, PolicyEngine } from '../policy/policy-engine';
 import { argumentsHash, type ToolRegistry } from '../tools/registry';
+import { extensionsOf } from '../tools/tool-extensions';
+import { approvalSummary, UNTRUSTED_NOTICE } from '../domain/tools/outcomes';
 
 /** How many identical calls with identical results a run may make before it is stopped as a loop. */
 export const LOOP_THRESHOLD = 3;
@@ -24,38 +27,66 @@ export interface ToolCallContext {
 /** Writes events for one run (fenced by the caller's lease). */
 export type AppendForRun = (events: NewEvent[]) => Promise<void>;
 
-export type ToolCallOutcome = { readonly kind: 'done' } | { readonly kind: 'loop_detected'; readonly toolName: string };
+/**
+ * `suspend`: the run must wait for a human. The run loop appends `before`, a checkpoint and `wait`
+ * atomically, in that order (plan §9.3: invocation, approval, checkpoint, WAITING_*, lease release,
+ * event), and returns without a terminal write. `stopped`: the worker was told to stop while the
+ * tool ran; nothing was written after `tool.call.started`, so recovery decides (plan §8.4).
+ */
+export type ToolCallOutcome =
+  | { readonly kind: 'done' }
+  | { readonly kind: 'loop_detected'; readonly toolName: string }
+  | { readonly kind: 'suspend'; readonly before: NewEvent[]; readonly wait: NewEvent }
+  | { readonly kind: 'stopped' };
+
+export interface ToolPipelineDeps {
+  readonly registry: ToolRegistry;
+  readonly runs: RunRepository;
+  readonly records: ToolRecordStore;
+  readonly policy: PolicyEngine;
+  readonly clock: Clock;
+  readonly ids: IdFactory;
+}
+
+const TERMINAL = new Set(['succeeded', 'failed', 'denied']);
 
 /**
  * The tool pipeline of plan §8.3, in order: resolve → enabled for agent → principal scopes →
- * validate → normalize → policy → (approval) → execute with timeout → validate result →
- * truncate → persist. Invalid arguments never reach the implementation. An idempotency key that
- * already succeeded returns the stored result instead of executing again.
+ * validate → normalize → policy → approval → execute with timeout → validate result → truncate →
+ * persist. Invalid arguments never reach the implementation; an idempotency key that already
+ * succeeded returns the stored result; a non-idempotent tool found past its effect watermark after
+ * a crash becomes UNCERTAIN and waits for a human review instead of running again (§8.4).
+ * Policy is evaluated on every pass, so an approved call is revalidated before it executes.
  */
 export class ToolPipeline {
-  constructor(
-    private readonly registry: ToolRegistry,
-    private readonly runs: RunRepository,
-    private readonly clock: Clock,
-    private readonly ids: IdFactory,
-  ) {}
+  constructor(private readonly deps: ToolPipelineDeps) {}
 
   static idempotencyKey(runId: string, step: number, callId: string, toolName: string, argsHash: string): string {
     return createHash('sha256').update([runId, step, callId, toolName, argsHash].join('\u0000')).digest('hex');
   }
 
-  async process(call: ToolCallItem, ctx: ToolCallContext, append: AppendForRun): Promise<ToolCallOutcome> {
+  private keyOf(call: ToolCallItem, ctx: ToolCallContext): { key: string; argsHash: string } {
     const argsHash = safeHash(call.arguments, `${ctx.runId}:${ctx.step}:${call.callId}`);
-    const key = ToolPipeline.idempotencyKey(ctx.runId, ctx.step, call.callId, call.name, argsHash);
-    const existing = await this.runs.invocationByKey(key);
-    if (existing && ['succeeded', 'failed', 'denied'].includes(existing.status)) return { kind: 'done' }; // already answered
-    const invocationId = existing?.id ?? this.ids.uuid();
+    return { key: ToolPipeline.idempotencyKey(ctx.runId, ctx.step, call.callId, call.name, argsHash), argsHash };
+  }
+
+  /** Whether this call was already proposed (a resumed batch does not count against the tool budget again). */
+  async known(call: ToolCallItem, ctx: ToolCallContext): Promise<boolean> {
+    return (await this.deps.records.invocationByKey(this.keyOf(call, ctx).key)) !== null;
+  }
+
+  async process(call: ToolCallItem, ctx: ToolCallContext, append: AppendForRun): Promise<ToolCallOutcome> {
+    const { registry, records, clock, ids } = this.deps;
+    const { key, argsHash } = this.keyOf(call, ctx);
+    const existing = await records.invocationByKey(key);
+    if (existing && TERMINAL.has(existing.status)) return { kind: 'done' }; // already answered
+    const invocationId = existing?.id ?? ids.uuid();
     const ev = <T extends NewEvent>(e: T): T => ({ ...e, runId: ctx.runId, actorType: 'worker' });
-    const tool = this.registry.get(call.name);
+    const tool = registry.get(call.name);
 
     if (!existing) {
       if (tool) {
-        const prior = await this.runs.priorInvocations(ctx.runId, call.name, argsHash);
+        const prior = await this.deps.runs.priorInvocations(ctx.runId, call.name, argsHash);
         const answered = prior.filter((p) => p.status === 'succeeded');
         const sameEvidence = answered.length >= LOOP_THRESHOLD && answered.every((p) => JSON.stringify(p.result) === JSON.stringify(answered[0].result));
         if (sameEvidence) return { kind: 'loop_detected', toolName: call.name };
@@ -67,40 +98,174 @@ export class ToolPipeline {
         }),
       ]);
     }
-    const deny = (reasonCode: string, explanation: string) =>
-      append([ev({ type: 'tool.call.denied', data: { invocationId, reasonCode, explanation, policyVersion: 'default-matrix@1' } })]).then(() => ({ kind: 'done' }) as const);
+    const policyVersion = this.deps.policy.version;
+    const deny = (reasonCode: string, explanation: string, version = policyVersion) =>
+      append([ev({ type: 'tool.call.denied', data: { invocationId, reasonCode, explanation, policyVersion: version } })]).then(() => ({ kind: 'done' }) as const);
 
+    // 1-3: resolve, enabled for the agent, principal scopes. Unknown tools never get further.
     if (!tool) return deny('unknown_tool', `no tool named "${call.name}" is registered`);
     if (!ctx.agent.enabledTools.includes(call.name)) return deny('tool_not_enabled', `tool "${call.name}" is not enabled for agent ${ctx.agent.id}`);
     const missing = tool.spec.requiredScopes.filter((s) => !ctx.principal.scopes.has(s));
     if (missing.length > 0) return deny('missing_scope', `principal lacks scope(s): ${missing.join(', ')}`);
 
-    const started = this.clock.nowMs();
+    const started = clock.nowMs();
     const fail = (errorCode: string, message: string, retryable: boolean) =>
-      append([ev({ type: 'tool.call.failed', data: { invocationId, errorCode, message, retryable, latencyMs: this.clock.nowMs() - started } })]).then(() => ({ kind: 'done' }) as const);
+      append([ev({ type: 'tool.call.failed', data: { invocationId, errorCode, message, retryable, latencyMs: clock.nowMs() - started } })]).then(() => ({ kind: 'done' }) as const);
 
-    const checked = this.registry.validateArguments(call.name, call.arguments);
+    // 4: validate (strict JSON Schema, unknown arguments refused).
+    const checked = registry.validateArguments(call.name, call.arguments);
     if (!checked.ok) {
       return fail('tool_validation_error', `invalid arguments for ${call.name}: ${checked.errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`, false);
     }
-    const decision = evaluateDefaultPolicy(tool.spec);
-    if (decision.decision === 'deny') return deny(decision.reasonCode, decision.explanation);
-    if (decision.decision === 'require_approval') {
-      // Human approval arrives with the approvals milestone; until then such tools are refused, never run.
-      return deny('approval_unavailable', `${decision.explanation}; approvals are not enabled in this deployment`);
+    // 5: normalize (e.g. workspace paths: absolute and `..` refused here, before the tool runs).
+    const ext = extensionsOf(tool);
+    let args = checked.value;
+    if (ext.normalize) {
+      const n = ext.normalize(args);
+      if (!n.ok) return fail(n.errorCode, n.message, false);
+      args = n.value;
     }
-    if (!existing || existing.status === 'proposed') {
-      await append([ev({ type: 'tool.call.authorized', data: { invocationId, decision: decision.decision, reasonCode: decision.reasonCode, policyVersion: decision.policyVersion } })]);
+    // 6: policy — evaluated on every pass, so an approved call is revalidated before it runs.
+    const decision = this.deps.policy.evaluate({ spec: tool.spec, arguments: args });
+    if (decision.decision === 'deny') return deny(decision.reasonCode, decision.explanation, decision.policyVersion);
+    if (decision.modifiedArguments) args = decision.modifiedArguments;
+
+    const status = existing?.status ?? 'proposed';
+    const authorize = (d: { decision: string; reasonCode: string; policyVersion: string }) =>
+      append([ev({ type: 'tool.call.authorized', data: { invocationId, decision: d.decision, reasonCode: d.reasonCode, policyVersion: d.policyVersion } })]);
+
+    // 7: approval.
+    switch (status) {
+      case 'proposed':
+        if (decision.decision === 'require_approval') return this.requestApproval(ctx, invocationId, tool.spec, args, decision);
+        await authorize(decision);
+        break;
+      case 'waiting_for_approval': {
+        const approval = await records.approvalForInvocation(invocationId, 'tool_call');
+        if (!approval || approval.status === 'pending') {
+          if (!approval) return this.requestApproval(ctx, invocationId, tool.spec, args, decision);
+          return { kind: 'suspend', before: [], wait: ev({ type: 'run.waiting_for_approval', data: { approvalId: approval.id } }) };
+        }
+        if (approval.status !== 'approved') {
+          // The resolver normally records the denial itself; this covers a resolution without it.
+          return deny(approval.status === 'expired' ? 'approval_expired' : 'approval_denied', 'the action was not approved, so it was not performed');
+        }
+        // Revalidated above: a policy that now denies has already refused; otherwise the human's approval stands.
+        await authorize({ decision: 'approved', reasonCode: decision.decision === 'require_approval' ? 'human_approved' : decision.reasonCode, policyVersion: decision.policyVersion });
+        break;
+      }
+      case 'authorized':
+        break; // crashed after authorization, before the tool started: nothing ran yet
+      case 'running':
+        if (tool.spec.idempotency === 'non_idempotent' && existing?.effectSentAt) return this.markUncertain(ctx, invocationId, tool.spec, args, existing);
+        if (ext.control === 'ask_user') return this.askUser(ctx, invocationId, args, false);
+        break; // read-only, idempotent and conditional (we always pass the key) tools retry (§8.4)
+      case 'uncertain': {
+        const review = await records.approvalForInvocation(invocationId, 'uncertain_review');
+        if (!review || review.status === 'pending') {
+          if (!review) return this.markUncertain(ctx, invocationId, tool.spec, args, existing!, false);
+          return { kind: 'suspend', before: [], wait: ev({ type: 'run.waiting_for_approval', data: { approvalId: review.id } }) };
+        }
+        if (review.status !== 'approved') return fail('uncertain_marked_failed', 'a human reviewer marked the ambiguous execution as failed', false);
+        break; // a human chose "retry": execute again, knowingly
+      }
+      default:
+        return fail('internal_error', `invocation ${invocationId} is in unexpected status ${status}`, false);
     }
-    // Builtin tools are read-only or idempotent, so a crashed RUNNING invocation is safely retried (§8.4).
+
+    if (ext.control === 'ask_user') return this.askUser(ctx, invocationId, args, true);
+
+    // 8: execute with timeout; the watermark precedes a non-idempotent effect.
     await append([ev({ type: 'tool.call.started', data: { invocationId } })]);
-    const result = await this.execute(tool.spec.timeoutSeconds, ctx, invocationId, key, checked.value, call.name);
+    if (tool.spec.idempotency === 'non_idempotent') await append([ev({ type: 'tool.call.effect_started', data: { invocationId } })]);
+    const result = await this.execute(tool.spec.timeoutSeconds, ctx, invocationId, key, args, call.name);
+    // Told to stop before the tool answered: write nothing more. Recovery retries a safe tool and
+    // reviews an unsafe one. A result that did arrive is still recorded (it happened).
+    if (ctx.signal.aborted && !result.ok) return { kind: 'stopped' };
     if (!result.ok) return fail(result.errorCode, result.message, result.retryable);
-    const validated = this.registry.validateResult(call.name, result.output);
+    // 9: validate the result.
+    const validated = registry.validateResult(call.name, result.output);
     if (!validated.ok) return fail('tool_result_validation_error', `${call.name} returned an invalid result`, false);
-    const { output, truncated } = truncate(result.output, tool.spec.maximumOutputBytes);
-    await append([ev({ type: 'tool.call.completed', data: { invocationId, result: output, truncated, latencyMs: this.clock.nowMs() - started } })]);
+    // Trust label (§11.2); untrusted content is handed to the model as labelled, delimited data.
+    const trust = await this.trustOf(ext.trust ?? 'internal_tool', ctx.runId, result.output);
+    const labelled = trust === 'external_untrusted' ? { trust, notice: UNTRUSTED_NOTICE, data: result.output } : result.output;
+    // 10: truncate; 11: persist.
+    const { output, truncated } = truncate(labelled, tool.spec.maximumOutputBytes);
+    await append([ev({ type: 'tool.call.completed', data: { invocationId, result: output, truncated, latencyMs: clock.nowMs() - started, trust } })]);
     return { kind: 'done' };
+  }
+
+  private requestApproval(ctx: ToolCallContext, invocationId: string, spec: ToolSpec, args: Record<string, unknown>, decision: PolicyDecision): ToolCallOutcome {
+    const approvalId = this.deps.ids.uuid();
+    const ev = <T extends NewEvent>(e: T): T => ({ ...e, runId: ctx.runId, actorType: 'worker' });
+    return {
+      kind: 'suspend',
+      before: [
+        ev({
+          type: 'approval.requested',
+          data: {
+            approvalId,
+            actionKind: 'tool_call',
+            principalId: ctx.principal.principalId,
+            invocationId,
+            toolName: spec.name,
+            arguments: args,
+            actionSummary: approvalSummary(spec.name, args),
+            policyReason: decision.reasonCode,
+            risk: spec.risk,
+            expiresAt: this.deps.policy.approvalExpiry(this.deps.clock.nowMs()),
+            policyVersion: decision.policyVersion,
+          },
+        }),
+      ],
+      wait: ev({ type: 'run.waiting_for_approval', data: { approvalId } }),
+    };
+  }
+
+  /** A non-idempotent call past its watermark: UNCERTAIN, and a human decides (retry or fail). Never a blind retry. */
+  private markUncertain(ctx: ToolCallContext, invocationId: string, spec: ToolSpec, args: Record<string, unknown>, inv: InvocationRecord, withEvent = true): ToolCallOutcome {
+    const approvalId = this.deps.ids.uuid();
+    const ev = <T extends NewEvent>(e: T): T => ({ ...e, runId: ctx.runId, actorType: 'worker' });
+    const before: NewEvent[] = withEvent
+      ? [ev({ type: 'tool.call.uncertain', data: { invocationId, reason: `the worker stopped after ${spec.name} began its effect at ${inv.effectSentAt}; whether it took effect is unknown` } })]
+      : [];
+    before.push(
+      ev({
+        type: 'approval.requested',
+        data: {
+          approvalId,
+          actionKind: 'uncertain_review',
+          principalId: ctx.principal.principalId,
+          invocationId,
+          toolName: spec.name,
+          arguments: args,
+          actionSummary: `review an ambiguous execution: ${approvalSummary(spec.name, args)}`,
+          policyReason: 'uncertain_non_idempotent_execution',
+          risk: spec.risk,
+          expiresAt: null,
+          policyVersion: this.deps.policy.version,
+        },
+      }),
+    );
+    return { kind: 'suspend', before, wait: ev({ type: 'run.waiting_for_approval', data: { approvalId } }) };
+  }
+
+  /** conversation.ask_user: the question id is the invocation id, so an answer is idempotent on (run, question). */
+  private async askUser(ctx: ToolCallContext, invocationId: string, args: Record<string, unknown>, start: boolean): Promise<ToolCallOutcome> {
+    const ev = <T extends NewEvent>(e: T): T => ({ ...e, runId: ctx.runId, actorType: 'worker' });
+    return {
+      kind: 'suspend',
+      before: start ? [ev({ type: 'tool.call.started', data: { invocationId } })] : [],
+      wait: ev({ type: 'run.waiting_for_user', data: { questionId: invocationId, question: String(args.question) } }),
+    };
+  }
+
+  private async trustOf(rule: string, runId: string, output: Record<string, unknown>): Promise<ToolResultTrust> {
+    if (rule !== 'workspace_provenance') return rule as ToolResultTrust;
+    // Provenance within the run: internal only when this run wrote exactly this content to this path.
+    const writes = await this.deps.records.succeededInvocations(runId, 'workspace.write_text');
+    const known = writes.some((w) => w.result?.path === output.path && w.result?.sha256 === output.sha256);
+    return known ? 'internal_tool' : 'external_untrusted';
   }
 
   private async execute(
@@ -111,7 +276,7 @@ export class ToolPipeline {
     args: Record<string, unknown>,
     name: string,
   ): Promise<ToolResult> {
-    const tool = this.registry.get(name)!;
+    const tool = this.deps.registry.get(name)!;
     const controller = new AbortController();
     const onAbort = () => controller.abort(ctx.signal.reason);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -121,7 +286,7 @@ export class ToolPipeline {
         controller.signal.addEventListener('abort', () => resolve({ ok: false, errorCode: 'tool_timeout', message: `${name} did not finish within ${timeoutSeconds}s`, retryable: true }), { once: true }),
       );
       return await Promise.race([
-        tool.execute(args, { runId: ctx.runId, sessionId: ctx.sessionId, tenantId: ctx.principal.tenantId, principalId: ctx.principal.principalId, invocationId, idempotencyKey: key, clock: this.clock, signal: controller.signal }),
+        tool.execute(args, { runId: ctx.runId, sessionId: ctx.sessionId, tenantId: ctx.principal.tenantId, principalId: ctx.principal.principalId, invocationId, idempotencyKey: key, clock: this.deps.clock, signal: controller.signal }),
         timeout,
       ]);
     } catch (e) {
@@ -143,8 +308,11 @@ function safeHash(args: Record<string, unknown>, fallback: string): string {
 }
 
 /** Keeps results under the tool's output ceiling; oversize output is replaced by a marked excerpt. */
-function truncate(output: Record<string, unknown>, maxBytes: number): { output: Record<string, unknown>; truncated: boolean } {
+export function truncate(output: Record<string, unknown>, maxBytes: number): { output: Record<string, unknown>; truncated: boolean } {
   const text = JSON.stringify(output);
   if (Buffer.byteLength(text) <= maxBytes) return { output, truncated: false };
-  return { output: { truncated: true, excerpt: text.slice(0, Math.max(0, maxBytes - 64)) }, truncated: true };
+  const marker = `[truncated: ${Buffer.byteLength(text)} bytes exceed the ${maxBytes}-byte limit]`;
+  let excerpt = text.slice(0, Math.max(0, maxBytes - 128));
+  while (Buffer.byteLength(excerpt) > Math.max(0, maxBytes - 128)) excerpt = excerpt.slice(0, -16);
+  return { output: { truncated: true, marker, excerpt }, truncated: true };
 }

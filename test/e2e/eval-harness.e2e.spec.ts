@@ -55,7 +55,7 @@ describe('eval suite (evals/cases)', () => {
     expect(failed).toEqual([]);
 
     const passed = results.filter((r) => r.status === 'passed').map((r) => Number(r.name.slice(0, 2)));
-    const mustPass = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15, 16, 17, 23];
+    const mustPass = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 23, 24, 25];
     expect(passed).toEqual(expect.arrayContaining(mustPass));
     for (const r of results.filter((x) => x.status === 'pending')) expect(r.pendingReason).toMatch(/not implemented/);
   }, 180_000);
@@ -100,7 +100,7 @@ const authorized = (invocationId: string) =>
   ev('tool.call.authorized', { invocationId, decision: 'allow', reasonCode: 'pure_computation', policyVersion: 'p' });
 const started = (invocationId: string) => ev('tool.call.started', { invocationId });
 const completed = (invocationId: string) =>
-  ev('tool.call.completed', { invocationId, result: { result: '391' }, truncated: false, latencyMs: 1 });
+  ev('tool.call.completed', { invocationId, result: { result: '391' }, truncated: false, latencyMs: 1, trust: 'internal_tool' });
 
 /** A completed calculator run like case 2's, with overrides for the bit a test breaks. */
 function calculatorObservation(over: { run?: Partial<ObservedRun>; events?: StoredEvent[] } = {}): Observation {

@@ -193,6 +193,7 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
             runId,
             data: {
               approvalId,
+              actionKind: 'tool_call',
               principalId: 'local-user',
               invocationId,
               toolName: 'calculator',
@@ -246,7 +247,7 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
           : {
               type: 'tool.call.completed',
               runId,
-              data: { invocationId, result: { value: n + r }, truncated: false, latencyMs: 2 },
+              data: { invocationId, result: { value: n + r }, truncated: false, latencyMs: 2, trust: 'internal_tool' },
             },
         { type: 'run.checkpointed', runId, data: { checkpointVersion: step, step } },
       ]);

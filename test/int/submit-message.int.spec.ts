@@ -56,6 +56,18 @@ describe('submitting a message', () => {
     expect(await eventCount()).toBe(before);
   });
 
+  it('applies AGENT_MODEL_POLICY to new runs even after the agent version was first stored', async () => {
+    process.env.AGENT_MODEL_POLICY = 'fake:direct_answer';
+    const again = await createTestPlatform(tdb.url);
+    try {
+      const { runId } = await again.submit('hi');
+      expect((await again.platform.runs.get(runId, null))?.modelPolicy).toBe('fake:direct_answer');
+    } finally {
+      delete process.env.AGENT_MODEL_POLICY;
+      await again.close();
+    }
+  });
+
   it('hides another tenant’s session', async () => {
     const s = await t.commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
     const other = { ...LOCAL_PRINCIPAL, tenantId: 'other' };

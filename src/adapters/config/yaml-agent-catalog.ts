@@ -95,9 +95,16 @@ export function loadAgentFiles(dir: string, modelPolicyOverride: string | null =
  * bumping its version is refused at startup, so a version always means one definition.
  */
 export class YamlAgentCatalog implements AgentCatalog {
-  private constructor(private readonly db: Database) {}
+  private constructor(
+    private readonly db: Database,
+    private readonly modelPolicyOverride: string | null,
+  ) {}
 
-  static async open(db: Database, specs: readonly AgentSpec[]): Promise<YamlAgentCatalog> {
+  /**
+   * `modelPolicyOverride` (AGENT_MODEL_POLICY) applies to every agent version at read time, so it
+   * takes effect for new runs whenever it is set — not only when a version is first stored.
+   */
+  static async open(db: Database, specs: readonly AgentSpec[], modelPolicyOverride: string | null = null): Promise<YamlAgentCatalog> {
     for (const a of specs) {
       const row = [a.id, a.version, a.name, a.instructions, a.modelPolicy, JSON.stringify(a.enabledTools), JSON.stringify(a.enabledSkills), a.policyProfile, JSON.stringify(a.limits), JSON.stringify(a.metadata)];
       const inserted = await db.query(
@@ -117,17 +124,21 @@ export class YamlAgentCatalog implements AgentCatalog {
         }
       }
     }
-    return new YamlAgentCatalog(db);
+    return new YamlAgentCatalog(db, modelPolicyOverride);
   }
 
   async current(agentId: string): Promise<AgentSpec | null> {
     const r = await this.db.query('SELECT * FROM agents WHERE id = $1 ORDER BY version DESC LIMIT 1', [agentId]);
-    return r.rows[0] ? toSpec(r.rows[0]) : null;
+    return r.rows[0] ? this.withOverride(toSpec(r.rows[0])) : null;
   }
 
   async get(agentId: string, version: number): Promise<AgentSpec | null> {
     const r = await this.db.query('SELECT * FROM agents WHERE id = $1 AND version = $2', [agentId, version]);
-    return r.rows[0] ? toSpec(r.rows[0]) : null;
+    return r.rows[0] ? this.withOverride(toSpec(r.rows[0])) : null;
+  }
+
+  private withOverride(spec: AgentSpec): AgentSpec {
+    return this.modelPolicyOverride ? { ...spec, modelPolicy: this.modelPolicyOverride } : spec;
   }
 }
 

@@ -19,6 +19,7 @@ export class CreateSessionCommand extends Command<CreatedSession> {
     readonly principal: Principal,
     readonly agentId: string | null = null,
     readonly title: string | null = null,
+    readonly metadata: Record<string, unknown> = {},
   ) {
     super();
   }
@@ -36,13 +37,29 @@ export class CreateSessionHandler implements ICommandHandler<CreateSessionComman
 
   async execute(cmd: CreateSessionCommand): Promise<CreatedSession> {
     const agentId = cmd.agentId ?? this.settings.defaultAgentId;
-    if (cmd.title !== null && cmd.title.length > 500) throw new ValidationError('title must be at most 500 characters', { field: 'title' });
+    if (cmd.title !== null && cmd.title.length > 500)
+      throw new ValidationError('title must be at most 500 characters', { field: 'title' });
+    if (JSON.stringify(cmd.metadata).length > 16_384)
+      throw new ValidationError('metadata must be at most 16 KiB of JSON', { field: 'metadata' });
     const agent = await this.agents.current(agentId);
     if (!agent) throw new NotFoundError(`unknown agent "${agentId}"`, { field: 'agent_id', agentId });
     const id = this.ids.uuid();
     await this.store.append(
       id,
-      [{ type: 'session.created', actorType: 'user', actorId: cmd.principal.principalId, data: { agentId: agent.id, agentVersion: agent.version, principalId: cmd.principal.principalId, title: cmd.title, metadata: {} } }],
+      [
+        {
+          type: 'session.created',
+          actorType: 'user',
+          actorId: cmd.principal.principalId,
+          data: {
+            agentId: agent.id,
+            agentVersion: agent.version,
+            principalId: cmd.principal.principalId,
+            title: cmd.title,
+            metadata: cmd.metadata,
+          },
+        },
+      ],
       { tenantId: cmd.principal.tenantId },
     );
     return { id, status: 'active', agentId: agent.id, agentVersion: agent.version };

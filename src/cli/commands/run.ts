@@ -6,6 +6,8 @@ import { CreateSessionCommand } from '../../application/sessions/create-session'
 import { CancelRunCommand } from '../../application/runs/cancel-run';
 import { GetRunQuery, ListRunEventsQuery } from '../../application/runs/queries';
 import { SubmitMessageCommand } from '../../application/runs/submit-message';
+import { ProvideRunInputCommand } from '../../application/runs/provide-input';
+import { ReviewUncertainInvocationCommand } from '../../application/approvals/commands';
 import { AppModule } from '../../composition/app.module';
 import type { Platform } from '../../composition/platform';
 import { LOCAL_PRINCIPAL } from '../../domain/principal';
@@ -15,7 +17,7 @@ import { EXIT } from '../exit-codes';
 import { followRun } from '../follow-run';
 import { formatEvent } from '../format-event';
 
-const RESERVED = new Set(['get', 'events', 'cancel']);
+const RESERVED = new Set(['get', 'events', 'cancel', 'input', 'review']);
 
 async function buses(platform: Platform): Promise<{ app: INestApplicationContext; commands: CommandBus; queries: QueryBus }> {
   const app = await NestFactory.createApplicationContext(AppModule.forPlatform(platform, { http: false }), { logger: false });
@@ -43,7 +45,10 @@ export function registerRunCommands(program: Command): void {
 
   program
     .command('run')
-    .description('run a message as a new turn and stream its events; or: run get|events|cancel <run-id>')
+    .description(
+      'run a message as a new turn and stream its events; or: run get|events|cancel <run-id>, ' +
+        'run input <run-id> "<answer>", run review <invocation-id> --retry|--fail',
+    )
     .argument('<words...>', 'the message (use -- before a message that starts with get, events or cancel)')
     .option('--json', 'print events as NDJSON on stdout')
     .option('--session <id>', 'continue an existing session instead of creating one')
@@ -51,6 +56,9 @@ export function registerRunCommands(program: Command): void {
     .option('--no-local-worker', 'only submit and stream; leave execution to running workers')
     .option('--wait-timeout <seconds>', 'how long to wait for the run to finish', '300')
     .option('--idempotency-key <key>', 'client idempotency key for the submission')
+    .option('--retry', 'run review: execute the UNCERTAIN invocation again (it may take effect twice)')
+    .option('--fail', 'run review: record the UNCERTAIN invocation as failed; the model is told')
+    .option('--reason <text>', 'run review: why')
     .action((words: string[], opts: RunOpts, cmd: Command) => {
       const dashDash = cmd.parent?.args.includes('--') ?? false;
       if (!dashDash && RESERVED.has(words[0] ?? '')) return subcommand(words, opts);
@@ -65,6 +73,9 @@ interface RunOpts {
   localWorker: boolean;
   waitTimeout: string;
   idempotencyKey?: string;
+  retry?: boolean;
+  fail?: boolean;
+  reason?: string;
 }
 
 async function runMessage(p: Platform, text: string, opts: RunOpts): Promise<number> {
@@ -87,6 +98,12 @@ async function runMessage(p: Platform, text: string, opts: RunOpts): Promise<num
         LOCAL_PRINCIPAL,
         (e) => {
           if (e.type === 'assistant.message.completed') answer = e.data.text;
+          if (!opts.json && e.type === 'approval.requested') {
+            process.stdout.write(`  waiting for approval ${e.data.approvalId}: ${e.data.actionSummary}\n    agent approval approve ${e.data.approvalId}   |   agent approval deny ${e.data.approvalId} --reason "..."\n`);
+          }
+          if (!opts.json && e.type === 'run.waiting_for_user') {
+            process.stdout.write(`  question: ${e.data.question}\n    agent run input ${submitted.runId} "<answer>"\n`);
+          }
           process.stdout.write(opts.json ? `${JSON.stringify(e)}\n` : `${formatEvent(e)}\n`);
         },
         Number(opts.waitTimeout) * 1000,
@@ -111,6 +128,8 @@ async function runMessage(p: Platform, text: string, opts: RunOpts): Promise<num
 
 function subcommand(words: string[], opts: RunOpts): Promise<never> {
   const [verb, runId, ...rest] = words;
+  if (verb === 'input') return inputCommand(runId, rest.join(' '), opts);
+  if (verb === 'review') return reviewCommand(runId, rest, opts);
   if (!runId || rest.length > 0) {
     process.stderr.write(`usage: agent run ${verb} <run-id>\n`);
     process.exit(EXIT.usage);
@@ -130,6 +149,42 @@ function subcommand(words: string[], opts: RunOpts): Promise<never> {
       }
       const r = await commands.execute(new CancelRunCommand(LOCAL_PRINCIPAL, runId, 'cancelled from the CLI'));
       process.stdout.write(opts.json ? `${JSON.stringify(r)}\n` : `${r.outcome} (status ${r.status})\n`);
+      return EXIT.ok;
+    } finally {
+      await app.close();
+    }
+  });
+}
+
+/** `agent run input <run-id> "<answer>"`: answers the run's outstanding question (idempotent). */
+function inputCommand(runId: string | undefined, text: string, opts: RunOpts): Promise<never> {
+  if (!runId || text.trim() === '') {
+    process.stderr.write('usage: agent run input <run-id> "<answer>"\n');
+    process.exit(EXIT.usage);
+  }
+  return withPlatform('cli', async (p) => {
+    const { app, commands } = await buses(p);
+    try {
+      const r = await commands.execute(new ProvideRunInputCommand(LOCAL_PRINCIPAL, runId, text));
+      process.stdout.write(opts.json ? `${JSON.stringify(r)}\n` : `${r.outcome === 'resumed' ? 'answer delivered; run resumed' : 'this answer was already delivered'} (run ${r.runId})\n`);
+      return EXIT.ok;
+    } finally {
+      await app.close();
+    }
+  });
+}
+
+/** `agent run review <invocation-id> --retry|--fail`: decides an UNCERTAIN invocation (plan §8.4). */
+function reviewCommand(invocationId: string | undefined, rest: string[], opts: RunOpts): Promise<never> {
+  if (!invocationId || rest.length > 0 || opts.retry === opts.fail) {
+    process.stderr.write('usage: agent run review <invocation-id> --retry|--fail [--reason <text>]\n');
+    process.exit(EXIT.usage);
+  }
+  return withPlatform('cli', async (p) => {
+    const { app, commands } = await buses(p);
+    try {
+      const r = await commands.execute(new ReviewUncertainInvocationCommand(LOCAL_PRINCIPAL, invocationId, opts.retry ? 'retry' : 'fail', opts.reason ?? null));
+      process.stdout.write(opts.json ? `${JSON.stringify(r)}\n` : `invocation ${invocationId}: ${opts.retry ? 'will be retried' : 'marked failed'}; run ${r.runId} ${r.run}\n`);
       return EXIT.ok;
     } finally {
       await app.close();

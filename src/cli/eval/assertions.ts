@@ -28,6 +28,7 @@ const CHECKS: { readonly [K in keyof Required<Expected>]: Check<K> } = {
   noUnauthorizedSideEffects: checkNoUnauthorizedSideEffects,
   toolExecutions: checkToolExecutions,
   artifacts: checkArtifacts,
+  toolResultTrust: checkToolResultTrust,
 };
 
 /** Runs every assertion the case states, then the checks every case gets (idempotent submissions). */
@@ -168,6 +169,19 @@ function checkToolExecutions(counts: Readonly<Record<string, number>>, obs: Obse
     return [
       `tool_executions: ${tool} started ${got} time(s), expected ${want}${repeated.length > 0 ? ` (${repeated.join('; ')})` : ''}`,
     ];
+  });
+}
+
+/** Every completed call of each named tool carried this trust label (plan §11.2); at least one must exist. */
+function checkToolResultTrust(wanted: Readonly<Record<string, string>>, obs: Observation): string[] {
+  const names = new Map(invocationsOf(obs.events).map((i) => [i.invocationId, i.toolName]));
+  return Object.entries(wanted).flatMap(([tool, label]) => {
+    const labels = obs.events.flatMap((e) =>
+      e.type === 'tool.call.completed' && names.get(e.data.invocationId) === tool ? [e.data.trust] : [],
+    );
+    if (labels.length === 0) return [`tool_result_trust: ${tool} has no completed result`];
+    const wrong = labels.filter((l) => l !== label);
+    return wrong.length === 0 ? [] : [`tool_result_trust: ${tool} results were labelled [${labels.join(', ')}], expected ${label}`];
   });
 }
 

@@ -20,7 +20,7 @@ export interface CaseFile {
     max_cost?: string | null;
     deadline_seconds?: number | null;
   };
-  interventions?: { at_event: string; occurrence?: number; action: string }[];
+  interventions?: { at_event: string; occurrence?: number; action: string; text?: string }[];
   pending?: string;
   timeout_seconds?: number;
   expected: {
@@ -41,6 +41,7 @@ export interface CaseFile {
     no_unauthorized_side_effects?: boolean;
     tool_executions?: Record<string, number>;
     artifacts?: { name: string; sha256?: string; media_type?: string }[];
+    tool_result_trust?: Record<string, string>;
   };
 }
 
@@ -95,6 +96,7 @@ export const CASE_FILE_SCHEMA = {
           at_event: eventType,
           occurrence: { type: 'integer', minimum: 1 },
           action: { type: 'string', enum: [...INTERVENTION_ACTIONS] },
+          text: { type: 'string', minLength: 1 },
         },
       },
     },
@@ -129,6 +131,11 @@ export const CASE_FILE_SCHEMA = {
         approval_not_requested: { type: 'boolean' },
         no_unauthorized_side_effects: { type: 'boolean' },
         tool_executions: { type: 'object', propertyNames: toolName, additionalProperties: count },
+        tool_result_trust: {
+          type: 'object',
+          propertyNames: toolName,
+          additionalProperties: { type: 'string', enum: ['internal_tool', 'user', 'external_untrusted'] },
+        },
         artifacts: {
           type: 'array',
           items: {

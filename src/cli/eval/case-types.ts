@@ -6,7 +6,7 @@ export const TERMINAL_RUN_STATUSES = ['completed', 'failed', 'cancelled'] as con
 export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
 
 /** What the harness does to a run while it executes (plan §20, "interventions"). */
-export const INTERVENTION_ACTIONS = ['cancel', 'crash_worker'] as const;
+export const INTERVENTION_ACTIONS = ['cancel', 'crash_worker', 'approve', 'deny', 'provide_input', 'review_retry', 'review_fail'] as const;
 export type InterventionAction = (typeof INTERVENTION_ACTIONS)[number];
 
 /** Fires `action` once, when the `occurrence`-th event of type `atEvent` of the run is observed. */
@@ -14,6 +14,8 @@ export interface Intervention {
   readonly atEvent: EventType;
   readonly occurrence: number;
   readonly action: InterventionAction;
+  /** The text of `provide_input` (the answer) and the reason of `deny`; null otherwise. */
+  readonly text?: string | null;
 }
 
 /** One `expected.tool_calls` entry: calls of `name` whose arguments contain `argumentsSubset`. */
@@ -53,6 +55,7 @@ export interface Expected {
   readonly noUnauthorizedSideEffects?: boolean;
   readonly toolExecutions?: Readonly<Record<string, number>>;
   readonly artifacts?: readonly ArtifactExpectation[];
+  readonly toolResultTrust?: Readonly<Record<string, string>>;
 }
 
 /** A validated evaluation case, one per `evals/cases/NN_name.yaml` file. */

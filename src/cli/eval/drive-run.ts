@@ -1,5 +1,7 @@
 import type { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { CancelRunCommand } from '../../application/runs/cancel-run';
+import { ResolveApprovalCommand } from '../../application/approvals/commands';
+import { ProvideRunInputCommand } from '../../application/runs/provide-input';
 import { GetRunQuery } from '../../application/runs/queries';
 import type { Platform } from '../../composition/platform';
 import type { StoredEvent } from '../../domain/events/payloads';
@@ -49,6 +51,23 @@ export async function driveRun(
         if (crashed.stats.abandoned === 0) throw new Error('the worker had no run in flight to abandon');
         return;
       }
+      case 'approve':
+      case 'deny':
+      case 'review_retry':
+      case 'review_fail': {
+        // The run's pending approval of the right kind (a policy approval, or an UNCERTAIN review).
+        const kind = i.action.startsWith('review') ? 'uncertain_review' : 'tool_call';
+        const pending = (await platform.toolRecords.pendingApprovalsOfRun(runId)).filter((a) => a.actionKind === kind);
+        if (pending.length === 0) throw new Error(`the run has no pending ${kind} approval`);
+        const approve = i.action === 'approve' || i.action === 'review_retry';
+        await buses.commands.execute(
+          new ResolveApprovalCommand(principal, pending[0].id, approve ? 'approve_once' : 'deny', approve ? null : (i.text ?? `eval intervention: ${describeIntervention(i)}`)),
+        );
+        return;
+      }
+      case 'provide_input':
+        await buses.commands.execute(new ProvideRunInputCommand(principal, runId, i.text ?? 'yes'));
+        return;
       default: {
         const never: never = i.action;
         throw new Error(`unknown intervention ${String(never)}`);

@@ -113,6 +113,7 @@ function toCase(raw: CaseFile, id: string, file: string, defaultAgentId: string)
       atEvent: i.at_event as EventType,
       occurrence: i.occurrence ?? 1,
       action: i.action as InterventionAction,
+      text: i.text ?? null,
     })),
     pending: raw.pending?.trim() ?? null,
     timeoutSeconds: raw.timeout_seconds ?? null,
@@ -145,6 +146,7 @@ function toExpected(e: CaseFile['expected']): Expected {
   if (e.approval_not_requested !== undefined) out.approvalNotRequested = e.approval_not_requested;
   if (e.no_unauthorized_side_effects !== undefined) out.noUnauthorizedSideEffects = e.no_unauthorized_side_effects;
   if (e.tool_executions !== undefined) out.toolExecutions = e.tool_executions;
+  if (e.tool_result_trust !== undefined) out.toolResultTrust = e.tool_result_trust;
   if (e.artifacts !== undefined) {
     out.artifacts = e.artifacts.map((a) => ({
       name: a.name,

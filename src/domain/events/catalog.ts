@@ -1,5 +1,5 @@
 import { FAILURE_REASONS } from '../run/failure';
-import type { EventType } from './payloads';
+import { APPROVAL_ACTION_KINDS, TOOL_RESULT_TRUST, type EventType } from './payloads';
 import { any, anyObject, arr, bool, int, nullable, num, obj, oneOfStr, str, uuid, type JsonSchema } from './schema-builders';
 
 const tokenUsage = obj({
@@ -125,9 +125,10 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
   'tool.call.authorized': { currentVersion: 1, schema: obj({ invocationId: uuid(), decision: str(), reasonCode: str(), policyVersion: str() }) },
   'tool.call.denied': { currentVersion: 1, schema: obj({ invocationId: uuid(), reasonCode: str(), explanation: str(), policyVersion: str() }) },
   'tool.call.started': { currentVersion: 1, schema: obj({ invocationId: uuid() }) },
+  'tool.call.effect_started': { currentVersion: 1, schema: obj({ invocationId: uuid() }) },
   'tool.call.completed': {
-    currentVersion: 1,
-    schema: obj({ invocationId: uuid(), result: anyObject(), truncated: bool(), latencyMs: int({ minimum: 0 }) }),
+    currentVersion: 2,
+    schema: obj({ invocationId: uuid(), result: anyObject(), truncated: bool(), latencyMs: int({ minimum: 0 }), trust: oneOfStr(TOOL_RESULT_TRUST) }),
   },
   'tool.call.failed': {
     currentVersion: 1,
@@ -135,9 +136,10 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
   },
   'tool.call.uncertain': { currentVersion: 1, schema: obj({ invocationId: uuid(), reason: str() }) },
   'approval.requested': {
-    currentVersion: 1,
+    currentVersion: 2,
     schema: obj({
       approvalId: uuid(),
+      actionKind: oneOfStr(APPROVAL_ACTION_KINDS),
       principalId: str({ minLength: 1 }),
       invocationId: nullable(uuid()),
       toolName: str(),

@@ -78,11 +78,16 @@ export interface EventPayloads {
   'tool.call.authorized': { invocationId: string; decision: string; reasonCode: string; policyVersion: string };
   'tool.call.denied': { invocationId: string; reasonCode: string; explanation: string; policyVersion: string };
   'tool.call.started': { invocationId: string };
-  'tool.call.completed': { invocationId: string; result: Record<string, unknown>; truncated: boolean; latencyMs: number };
+  /** The effect watermark (`effect_sent_at`): written just before a non-idempotent tool starts its effect. */
+  'tool.call.effect_started': { invocationId: string };
+  /** `trust` is the §11.2 label of the result (v2; v1 results were all internal tools). */
+  'tool.call.completed': { invocationId: string; result: Record<string, unknown>; truncated: boolean; latencyMs: number; trust: ToolResultTrust };
   'tool.call.failed': { invocationId: string; errorCode: string; message: string; retryable: boolean; latencyMs: number };
   'tool.call.uncertain': { invocationId: string; reason: string };
   'approval.requested': {
     approvalId: string;
+    /** v2: `tool_call` (policy asked for approval) or `uncertain_review` (retry or fail an UNCERTAIN invocation). */
+    actionKind: ApprovalActionKind;
     principalId: string;
     invocationId: string | null;
     toolName: string;
@@ -98,6 +103,11 @@ export interface EventPayloads {
 }
 
 export type EventType = keyof EventPayloads;
+/** Trust labels of plan §11.2 a tool result can carry. */
+export type ToolResultTrust = 'internal_tool' | 'user' | 'external_untrusted';
+export const TOOL_RESULT_TRUST: readonly ToolResultTrust[] = ['internal_tool', 'user', 'external_untrusted'];
+export type ApprovalActionKind = 'tool_call' | 'uncertain_review';
+export const APPROVAL_ACTION_KINDS: readonly ApprovalActionKind[] = ['tool_call', 'uncertain_review'];
 export type ActorType = 'user' | 'worker' | 'system' | 'admin';
 
 /** An event as the application proposes it; the store assigns sequence, id and time. */

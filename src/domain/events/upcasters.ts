@@ -9,12 +9,17 @@ export type Upcaster = (payload: Record<string, unknown>) => Record<string, unkn
  * ever sees the newest shape. History:
  * - user.message.created v1 `{messageId, text}` → v2 `{messageId, content: [{type:'text', text}]}`
  *   (content parts make room for artifact references, plan §6.6).
+ * - tool.call.completed v1 → v2 adds `trust` (plan §11.2); every v1 result came from a builtin
+ *   internal tool (calculator, clock), so it is `internal_tool`.
+ * - approval.requested v1 → v2 adds `actionKind`; v1 approvals were all policy approvals of a tool call.
  */
 export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'user.message.created@1': (p) => ({
     messageId: p.messageId,
     content: [{ type: 'text', text: typeof p.text === 'string' ? p.text : '' }],
   }),
+  'tool.call.completed@1': (p) => ({ ...p, trust: 'internal_tool' }),
+  'approval.requested@1': (p) => ({ ...p, actionKind: 'tool_call' }),
 };
 
 /** Upcasts a stored payload to the current version, or names the event id when it cannot. */

@@ -125,7 +125,13 @@ class TurnFold {
   }
 
   private failure(event: ModelFailedEvent): Error {
-    const details = { kind: event.kind, providerCode: event.providerCode, streamHadOutput: this.hadOutput };
+    const details = {
+      kind: event.kind,
+      providerCode: event.providerCode,
+      streamHadOutput: this.hadOutput,
+      ...(event.retryAfterMs !== undefined ? { retryAfterMs: event.retryAfterMs } : {}),
+      ...(event.httpStatus !== undefined ? { httpStatus: event.httpStatus } : {}),
+    };
     switch (event.kind) {
       case 'transient':
         return new ModelTransientError(event.message, details);

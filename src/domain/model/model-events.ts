@@ -33,6 +33,10 @@ export type ModelFailedEvent = {
   readonly kind: ModelFailureKind;
   readonly message: string;
   readonly providerCode?: string;
+  /** How long the provider asked us to wait (`retry-after` / `retry-after-ms`), for transient failures. */
+  readonly retryAfterMs?: number;
+  /** The HTTP status, when the failure was an HTTP error response. */
+  readonly httpStatus?: number;
 };
 
 export type ModelEvent =
@@ -84,6 +88,10 @@ export interface ResolvedModel {
   readonly provider: string;
   readonly model: string;
   readonly contextLimit: number | null;
+  /** The provider profile's declared version, when the model came from a profile. */
+  readonly profileVersion?: number;
+  /** The provider registry fingerprint the route was resolved against. */
+  readonly registryVersion?: string;
 }
 
 /** A stream folded into one turn by the shared assembler. */

@@ -5,7 +5,7 @@ import type { Projection, Row } from './projection';
 export const approvalProjection: Projection = {
   name: 'approvals',
   table: 'approvals',
-  version: 1,
+  version: 2,
   keyColumn: 'id',
   columns: [
     'id', 'run_id', 'session_id', 'tenant_id', 'principal_id', 'tool_invocation_id', 'status', 'action_kind', 'risk',
@@ -22,7 +22,7 @@ export const approvalProjection: Projection = {
         principal_id: e.data.principalId,
         tool_invocation_id: e.data.invocationId,
         status: 'pending',
-        action_kind: 'tool_call',
+        action_kind: e.data.actionKind,
         risk: e.data.risk,
         request: {
           toolName: e.data.toolName,

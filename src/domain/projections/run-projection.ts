@@ -9,7 +9,7 @@ import type { Projection, Row } from './projection';
 export const runProjection: Projection = {
   name: 'runs',
   table: 'runs',
-  version: 1,
+  version: 3,
   keyColumn: 'id',
   columns: [
     'id', 'session_id', 'tenant_id', 'principal_id', 'parent_run_id', 'agent_id', 'agent_version', 'model_policy',
@@ -87,6 +87,12 @@ export const runProjection: Projection = {
       case 'run.resumed':
         next.status = 'queued';
         next.lease_owner = null;
+        // A human resolution is a fresh start, not a crash: the crash allowance (claims without
+        // finishing) counts again from zero, so a run with many approvals is not failed for it.
+        next.attempts = 0;
+        // Time spent waiting for a human is not the run's to spend: the next claim starts a fresh
+        // wall-clock budget of limits.deadlineSeconds (see docs/adr/0006).
+        next.deadline_at = null;
         break;
       case 'run.completed':
         next.status = 'completed';

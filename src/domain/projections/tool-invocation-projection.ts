@@ -1,18 +1,26 @@
 import type { StoredEvent } from '../events/payloads';
 import type { Projection, Row } from './projection';
 
-/** tool_invocations: one row per proposed tool call, with the statuses of plan §8.4. */
+/**
+ * tool_invocations: one row per proposed tool call, with the statuses of plan §8.4. v2: an
+ * `approval.requested` for the invocation makes it WAITING_FOR_APPROVAL, and the effect watermark
+ * (`tool.call.effect_started`) sets `effect_sent_at`, so a rebuild carries both.
+ */
 export const toolInvocationProjection: Projection = {
   name: 'tool_invocations',
   table: 'tool_invocations',
-  version: 1,
+  version: 2,
   keyColumn: 'id',
   columns: [
     'id', 'run_id', 'session_id', 'tenant_id', 'step_number', 'provider_call_id', 'tool_name', 'tool_version',
     'arguments', 'normalized_arguments_hash', 'idempotency_key', 'status', 'policy_decision', 'result', 'error',
-    'started_at', 'completed_at', 'created_at', 'updated_at',
+    'effect_sent_at', 'started_at', 'completed_at', 'created_at', 'updated_at',
   ],
-  keyOf: (e) => (e.type.startsWith('tool.call.') ? (e.data as { invocationId: string }).invocationId : null),
+  keyOf: (e) => {
+    if (e.type.startsWith('tool.call.')) return (e.data as { invocationId: string }).invocationId;
+    if (e.type === 'approval.requested') return e.data.invocationId;
+    return null;
+  },
   evolve(row: Row | undefined, e: StoredEvent): Row | undefined {
     if (e.type === 'tool.call.proposed') {
       return {
@@ -31,6 +39,7 @@ export const toolInvocationProjection: Projection = {
         policy_decision: null,
         result: null,
         error: null,
+        effect_sent_at: null,
         started_at: null,
         completed_at: null,
         created_at: e.createdAt,
@@ -50,9 +59,17 @@ export const toolInvocationProjection: Projection = {
         next.error = { code: e.data.reasonCode, message: e.data.explanation };
         next.completed_at = e.createdAt;
         break;
+      case 'approval.requested':
+        // A review of an UNCERTAIN invocation leaves it uncertain until the human decides.
+        if (e.data.actionKind === 'tool_call') next.status = 'waiting_for_approval';
+        break;
       case 'tool.call.started':
         next.status = 'running';
         next.started_at = e.createdAt;
+        next.effect_sent_at = null;
+        break;
+      case 'tool.call.effect_started':
+        next.effect_sent_at = e.createdAt;
         break;
       case 'tool.call.completed':
         next.status = 'succeeded';

@@ -24,7 +24,17 @@
  *    - no `math.calculate` result yet: calls `math.calculate` with `{expression}`;
  *    - result present: "The result is <result>."; an error result gives
  *      "I could not calculate that: <message>" (it never retries, so it cannot loop).
- * 3. Anything else: `You said: "<message>". I am the offline demo model; ask me to calculate
+ * 3. Action requests (anchored at the start of the message; see action-requests.ts), each a tool
+ *    call first and an answer from its result second:
+ *    - "ask me <question>" -> `conversation.ask_user`; then `You answered: "<reply>".`
+ *    - "send <text> to <target>" / "publish <text>" -> `demo.external_write` (always needs approval);
+ *      then "Sent to <target>." / "Published.", or, told apart by the refusal code, "I did not send
+ *      it: the request was denied ..." / "... the approval expired ..." (nothing was sent)
+ *    - "write <text> to <path>" -> `workspace.write_text`; then "Wrote N bytes to <path> (sha256 ...)."
+ *    - "read <path>" -> `workspace.read_text`; then the content quoted as data (labelled untrusted
+ *      when the runtime says so) or "I could not read <path>: <message>"
+ *    - "list files" -> `workspace.list_files`; then the file names
+ * 4. Anything else: `You said: "<message>". I am the offline demo model; ask me to calculate
  *    something or for the time.` (the message is quoted up to 200 characters).
  *
  * A tool is only called when the request offers it; otherwise the answer says the tool is not

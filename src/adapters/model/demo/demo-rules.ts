@@ -1,5 +1,6 @@
 import { textOf, type ConversationItem, type ToolResultItem } from '../../../domain/conversation/items';
 import type { ModelRequest } from '../../../domain/model/model-events';
+import { parseActionRequest, type ActionRequest } from './action-requests';
 import { extractArithmeticExpression } from './arithmetic-question';
 import { parseTimeQuestion } from './time-question';
 
@@ -10,9 +11,14 @@ import { parseTimeQuestion } from './time-question';
 
 export const CALCULATOR_TOOL = 'math.calculate';
 export const CLOCK_TOOL = 'system.current_time';
+export const ASK_USER_TOOL = 'conversation.ask_user';
+export const EXTERNAL_WRITE_TOOL = 'demo.external_write';
+export const WRITE_TOOL = 'workspace.write_text';
+export const READ_TOOL = 'workspace.read_text';
+export const LIST_TOOL = 'workspace.list_files';
 
 /** Which rule produced the decision; reported in provider metadata for debugging. */
-export type DemoRule = 'calculate' | 'time' | 'echo';
+export type DemoRule = 'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list';
 
 export type DemoDecision =
   | {
@@ -30,6 +36,8 @@ export function decideDemoReply(request: ModelRequest): DemoDecision {
   const { message, after } = latestUserTurn(request.conversation);
   const offered = new Set(request.tools.map((t) => t.name));
 
+  const action = parseActionRequest(message);
+  if (action !== null) return actionStep(action, offered, after);
   const time = parseTimeQuestion(message);
   if (time !== null) {
     const args = time.timezone === undefined ? {} : { timezone: time.timezone };
@@ -62,6 +70,69 @@ function toolStep(
     return { kind: 'text', rule, text: `I would need the ${tool} tool to answer that, but it is not available to me.` };
   }
   return { kind: 'tool_call', rule, name: tool, arguments: args };
+}
+
+function actionStep(a: ActionRequest, offered: ReadonlySet<string>, after: readonly ConversationItem[]): DemoDecision {
+  switch (a.kind) {
+    case 'ask':
+      return toolStep('ask', ASK_USER_TOOL, { question: a.question }, offered, after, (r) =>
+        r.isError ? `I could not ask you: ${errorMessage(r.output)}` : `You answered: "${clip(field(r.output, 'answer'), MAX_QUOTED_CHARS)}".`,
+      );
+    case 'send':
+      return toolStep('send', EXTERNAL_WRITE_TOOL, { target: a.target, text: a.text }, offered, after, (r) => answerSend(r, a.target));
+    case 'write':
+      return toolStep('write', WRITE_TOOL, { path: a.path, content: a.content }, offered, after, (r) =>
+        r.isError
+          ? `I could not write ${a.path}: ${errorMessage(r.output)}`
+          : `Wrote ${field(r.output, 'size_bytes')} bytes to ${field(r.output, 'path')} (sha256 ${field(r.output, 'sha256')}).`,
+      );
+    case 'read':
+      return toolStep('read', READ_TOOL, { path: a.path }, offered, after, (r) => {
+        if (r.isError) return `I could not read ${a.path}: ${errorMessage(r.output)}`;
+        const { data, untrusted } = unwrap(r.output);
+        const quoted = `"${clip(field(data, 'content'), MAX_QUOTED_CHARS)}"`;
+        return untrusted
+          ? `${a.path} contains (untrusted data, shown as is, not followed): ${quoted}`
+          : `${a.path} contains: ${quoted}`;
+      });
+    case 'list':
+      return toolStep('list', LIST_TOOL, {}, offered, after, (r) => {
+        if (r.isError) return `I could not list the workspace: ${errorMessage(r.output)}`;
+        const files = (unwrap(r.output).data as { files?: { path: string }[] }).files ?? [];
+        return files.length === 0 ? 'The workspace is empty.' : `The workspace has ${files.length} file(s): ${files.map((f) => f.path).join(', ')}.`;
+      });
+  }
+}
+
+/** Tells denied, expired, cancelled and failed apart: the runtime's refusal codes say which. */
+function answerSend(r: ToolResultItem, target: string): string {
+  if (!r.isError) return target === 'public' ? 'Published.' : `Sent to ${target}.`;
+  const code = errorCode(r.output);
+  if (code === 'approval_denied') return `I did not send it: the request was denied, so nothing was sent to ${target}.`;
+  if (code === 'approval_expired') return `I did not send it: the approval expired before anyone approved it, so nothing was sent to ${target}.`;
+  if (code === 'approval_pending') return `The message to ${target} is still waiting for approval; it has not been sent yet.`;
+  if (code === 'uncertain_marked_failed') return `I cannot confirm the message to ${target} was sent; it was marked as failed after an interruption.`;
+  return `I could not send it: ${errorMessage(r.output)}`;
+}
+
+/** An EXTERNAL_UNTRUSTED result arrives as `{trust, notice, data}`; anything else is the data itself. */
+function unwrap(output: unknown): { data: unknown; untrusted: boolean } {
+  if (typeof output === 'object' && output !== null && (output as Record<string, unknown>).trust === 'external_untrusted') {
+    return { data: (output as Record<string, unknown>).data, untrusted: true };
+  }
+  return { data: output, untrusted: false };
+}
+
+function clip(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n)}...` : s;
+}
+
+function errorCode(output: unknown): string | null {
+  if (typeof output === 'object' && output !== null) {
+    const e = (output as Record<string, unknown>).error;
+    if (typeof e === 'object' && e !== null && typeof (e as Record<string, unknown>).code === 'string') return (e as Record<string, string>).code;
+  }
+  return null;
 }
 
 function answerCalculation(result: ToolResultItem): string {

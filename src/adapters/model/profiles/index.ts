@@ -1,0 +1,3 @@
+export { bindProfiles, type BoundProfile } from './bindings';
+export { loadProviderRegistry, REGISTRY_FILE } from './profile-loader';
+export { recordPriceHistory } from './price-history';

@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, YAMLError } from 'yaml';
+import { ConfigurationError } from '../../../domain/errors';
+import { findProfileModel, type ProviderProfile, type ProviderRegistry } from '../../../domain/model/provider-profile';
+import { parsePolicies, parseProfile } from './profile-parser';
+
+/**
+ * Loads the provider registry from a directory of versioned YAML (normally `config/providers/`):
+ * one `<profile>.yaml` per provider profile plus `registry.yaml` with the named model policies.
+ * A missing directory is an empty registry (the offline providers still work). Anything invalid
+ * is refused at startup with a message naming the file and the field.
+ */
+
+export const REGISTRY_FILE = 'registry.yaml';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadProviderRegistry(dir: string, env: Env = process.env): ProviderRegistry {
+  let files: string[];
+  try {
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
+      .sort();
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return { version: 'none', profiles: [], policies: {} };
+    throw error;
+  }
+  const hash = createHash('sha256');
+  const profiles: ProviderProfile[] = [];
+  let policies: ReturnType<typeof parsePolicies> = { version: 1, policies: {} };
+  for (const f of files) {
+    const file = join(dir, f);
+    const text = readFileSync(file, 'utf8');
+    hash.update(f).update('\u0000').update(text).update('\u0000');
+    const doc = parseYaml(text, file);
+    if (f === REGISTRY_FILE) policies = parsePolicies(doc, file, env);
+    else profiles.push(parseProfile(doc, file, env));
+  }
+  const byName = new Map<string, ProviderProfile>();
+  for (const p of profiles) {
+    const other = byName.get(p.name);
+    if (other) throw new ConfigurationError(`provider profile name "${p.name}" is declared twice: ${other.source} and ${p.source}`, { profile: p.name });
+    byName.set(p.name, p);
+  }
+  for (const [name, target] of Object.entries(policies.policies)) {
+    const profile = byName.get(target.profile);
+    if (!profile) {
+      throw new ConfigurationError(
+        `model policy "${name}" in ${join(dir, REGISTRY_FILE)} names profile "${target.profile}", which does not exist (profiles: ${[...byName.keys()].join(', ') || 'none'})`,
+        { policy: name },
+      );
+    }
+    if (!findProfileModel(profile, target.model)) {
+      throw new ConfigurationError(
+        `model policy "${name}" names model "${target.model}", which profile "${profile.name}" (${profile.source}) does not list (models and aliases: ${modelNames(profile)})`,
+        { policy: name },
+      );
+    }
+  }
+  return { version: `r${policies.version}-${hash.digest('hex').slice(0, 12)}`, profiles, policies: policies.policies };
+}
+
+export function modelNames(profile: ProviderProfile): string {
+  return profile.models.flatMap((m) => [m.id, ...m.aliases]).join(', ');
+}
+
+function parseYaml(text: string, file: string): unknown {
+  try {
+    return parse(text);
+  } catch (error) {
+    if (error instanceof YAMLError) throw new ConfigurationError(`provider profile ${file} is not valid YAML: ${error.message}`, { file });
+    throw error;
+  }
+}

@@ -1,0 +1,65 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CancelRunCommand } from '../application/runs/cancel-run';
+import { GetRunQuery } from '../application/runs/queries';
+import { InvalidStateTransition } from '../domain/errors';
+import type { Principal } from '../domain/principal';
+import { Auth, RequireScope } from './auth/decorators';
+import { deliverRunInput } from './deferred-commands';
+import { CancelRunBody, MessageBody } from './dto/requests';
+import { presentRun } from './presenters';
+import { uuidParam } from './validation';
+
+interface StatusResponse {
+  status(code: number): unknown;
+}
+
+@ApiTags('runs')
+@Controller('v1/runs')
+export class RunsController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  @Get(':id')
+  @RequireScope('runs.read')
+  @ApiOperation({ summary: 'Run status, step and call counts, usage by token class, cost, failure, final text' })
+  async get(@Auth() principal: Principal, @Param('id', uuidParam('run_id')) id: string) {
+    return presentRun(await this.queries.execute(new GetRunQuery(principal, id)));
+  }
+
+  /** 200 when the run is cancelled now; 202 when a running run was asked to stop; 409 when it already ended. */
+  @Post(':id/cancel')
+  @RequireScope('runs.write')
+  @ApiOperation({ summary: 'Cancel a run: 200 cancelled now, 202 cancellation requested, 409 already finished' })
+  async cancel(
+    @Auth() principal: Principal,
+    @Param('id', uuidParam('run_id')) id: string,
+    @Body() body: CancelRunBody,
+    @Res({ passthrough: true }) res: StatusResponse,
+  ) {
+    const r = await this.commands.execute(new CancelRunCommand(principal, id, body.reason ?? null));
+    if (r.outcome === 'already_terminal') {
+      throw new InvalidStateTransition(`run ${id} already ended (${r.status}); there is nothing to cancel`, {
+        runId: id,
+        status: r.status,
+      });
+    }
+    res.status(r.outcome === 'cancelled' ? 200 : 202);
+    return { run_id: r.runId, status: r.status, outcome: r.outcome };
+  }
+
+  @Post(':id/input')
+  @HttpCode(202)
+  @RequireScope('runs.write')
+  @ApiOperation({ summary: 'Answer a run that is waiting for the user (resumes the same run)' })
+  async input(@Auth() principal: Principal, @Param('id', uuidParam('run_id')) id: string, @Body() body: MessageBody) {
+    const run = await this.queries.execute(new GetRunQuery(principal, id));
+    if (run.status !== 'waiting_for_user')
+      throw new InvalidStateTransition('run is not waiting for input', { runId: id, status: run.status });
+    const delivered = await deliverRunInput(this.commands, principal, id, body.content.map((p) => p.text).join('\n\n'));
+    return { run_id: id, status: delivered.status, outcome: delivered.outcome };
+  }
+}

@@ -1,0 +1,176 @@
+import type { StoredEvent } from '../../domain/events/payloads';
+import type { Principal } from '../../domain/principal';
+import type { TransientNotice } from '../../ports/event-feed';
+import type { EventStore } from '../../ports/event-store';
+import type { Logger } from '../../ports/logger';
+import { presentEvent } from '../presenters';
+import type { StreamClient, StreamHubs } from './stream-hubs';
+
+const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
+/**
+ * The frame of a persisted event, serialized once: the hub hands the same event objects to every
+ * client of a session, so 1,000 clients cost one JSON.stringify per event, not 1,000.
+ */
+const frames = new WeakMap<StoredEvent, string>();
+function frameOf(e: StoredEvent): string {
+  let f = frames.get(e);
+  if (f === undefined) {
+    f = `id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(presentEvent(e))}\n\n`;
+    frames.set(e, f);
+  }
+  return f;
+}
+const PAGE = 500;
+
+/** The part of a Node response an SSE stream writes to. */
+export interface SseSink {
+  write(chunk: string): boolean;
+  end(): void;
+  readonly writableLength: number;
+  readonly destroyed: boolean;
+}
+
+export interface StreamOptions {
+  readonly sessionId: string;
+  /** Only this run's events (a run stream), or every event of the session. */
+  readonly runId: string | null;
+  /** Last-Event-ID: the session sequence the client already has. */
+  readonly afterSequence: number;
+  readonly principal: Principal;
+  /** The run was already terminal when the client connected: end once the replay is done. */
+  readonly endAfterReplay: boolean;
+  readonly heartbeatMs: number;
+  readonly maxBufferedBytes: number;
+}
+
+/**
+ * One SSE client (ARCHITECTURE.md §7). Order of operations on connect: attach to the hub (the
+ * LISTEN is active), replay from the database after Last-Event-ID, then forward live batches.
+ * Everything is de-duplicated by session sequence: `lastSent` only grows, a batch that starts past
+ * `lastSent + 1` (a gap) or a resynchronize makes the client re-read the log, and batches that
+ * arrive while it is reading are dropped in favour of one more read. Persisted frames carry
+ * `id: <sequence>`; transient deltas carry none.
+ */
+export class EventStream implements StreamClient {
+  private lastSent: number;
+  private reading = false;
+  private again = false;
+  private ended = false;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private detach: (() => void) | null = null;
+
+  constructor(
+    private readonly sink: SseSink,
+    private readonly store: EventStore,
+    private readonly hubs: StreamHubs,
+    private readonly opts: StreamOptions,
+    private readonly log?: Logger,
+  ) {
+    this.lastSent = opts.afterSequence;
+  }
+
+  /** Starts streaming; resolves when the stream has ended (client gone, run over, or error). */
+  async run(onEnd: (listener: () => void) => void): Promise<void> {
+    const finished = new Promise<void>((resolve) => (this.resolveEnd = resolve));
+    onEnd(() => this.end());
+    this.write('retry: 1000\n\n');
+    this.heartbeat = setInterval(() => this.write(': heartbeat\n\n'), this.opts.heartbeatMs);
+    this.heartbeat.unref();
+    try {
+      this.detach = await this.hubs.attach(this.opts.sessionId, this);
+      if (this.ended) {
+        this.detach();
+        return await finished;
+      }
+      await this.readLog();
+      if (this.opts.endAfterReplay) this.end();
+    } catch (e) {
+      this.log?.warn('SSE stream failed', {
+        sessionId: this.opts.sessionId,
+        error: e instanceof Error ? e.message : String(e),
+      });
+      this.end();
+    }
+    return finished;
+  }
+
+  private resolveEnd: () => void = () => undefined;
+
+  live(events: readonly StoredEvent[]): void {
+    if (this.ended) return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    const fresh = events.filter((e) => e.sequence > this.lastSent);
+    if (fresh.length === 0) return;
+    if (fresh[0].sequence !== this.lastSent + 1) return void this.readLog().catch((e: unknown) => this.fail(e));
+    this.deliver(fresh);
+  }
+
+  transient(n: TransientNotice): void {
+    if (this.ended || (this.opts.runId !== null && n.runId !== this.opts.runId)) return;
+    this.write(`event: ${n.kind}\ndata: ${JSON.stringify({ type: n.kind, run_id: n.runId, text: n.text })}\n\n`);
+  }
+
+  resynchronize(): void {
+    if (!this.ended) void this.readLog().catch((e: unknown) => this.fail(e));
+  }
+
+  /** Reads the log after `lastSent` until it is exhausted and no live batch arrived meanwhile. */
+  private async readLog(): Promise<void> {
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = true;
+    try {
+      for (;;) {
+        this.again = false;
+        const page = await this.store.listAfter(this.opts.sessionId, this.lastSent, this.opts.principal, PAGE);
+        this.deliver(page);
+        if (this.ended) return;
+        if (page.length < PAGE && !this.again) return;
+      }
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private deliver(events: readonly StoredEvent[]): void {
+    for (const e of events) {
+      if (this.ended) return;
+      if (e.sequence <= this.lastSent) continue;
+      this.lastSent = e.sequence;
+      if (this.opts.runId !== null && e.runId !== this.opts.runId) continue;
+      this.write(frameOf(e));
+      if (this.opts.runId !== null && TERMINAL.has(e.type)) this.end();
+    }
+  }
+
+  private write(chunk: string): void {
+    if (this.ended || this.sink.destroyed) return;
+    this.sink.write(chunk);
+    // A client that cannot keep up is cut off rather than buffered without bound; it reconnects
+    // with Last-Event-ID and replays from the database.
+    if (this.sink.writableLength > this.opts.maxBufferedBytes) this.end();
+  }
+
+  private fail(e: unknown): void {
+    this.log?.warn('SSE read failed', {
+      sessionId: this.opts.sessionId,
+      error: e instanceof Error ? e.message : String(e),
+    });
+    this.end();
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.detach?.();
+    if (!this.sink.destroyed) this.sink.end();
+    this.resolveEnd();
+  }
+}

@@ -1,0 +1,107 @@
+import * as readline from 'node:readline/promises';
+import type { Command } from 'commander';
+import { ResolveApprovalCommand } from '../../application/approvals/commands';
+import { ProvideRunInputCommand } from '../../application/runs/provide-input';
+import { SubmitMessageCommand } from '../../application/runs/submit-message';
+import { CreateSessionCommand } from '../../application/sessions/create-session';
+import type { Platform } from '../../composition/platform';
+import type { StoredEvent } from '../../domain/events/payloads';
+import { LOCAL_PRINCIPAL } from '../../domain/principal';
+import { withPlatform } from '../context';
+import { EXIT } from '../exit-codes';
+import { followRun } from '../follow-run';
+import { cliBuses } from './approval';
+
+const clip = (s: string, n = 80) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** One concise line of tool activity, or null for events chat does not show. */
+function activity(e: StoredEvent, names: Map<string, string>): string | null {
+  switch (e.type) {
+    case 'tool.call.proposed':
+      names.set(e.data.invocationId, e.data.toolName);
+      return `  · ${e.data.toolName} ${clip(JSON.stringify(e.data.arguments))}`;
+    case 'tool.call.completed':
+      return `  ✓ ${names.get(e.data.invocationId) ?? 'tool'}${e.data.trust === 'external_untrusted' ? ' (untrusted data)' : ''}`;
+    case 'tool.call.failed':
+      return `  ✗ ${names.get(e.data.invocationId) ?? 'tool'}: ${e.data.errorCode}`;
+    case 'tool.call.denied':
+      return `  ⊘ ${names.get(e.data.invocationId) ?? 'tool'}: ${e.data.reasonCode}`;
+    case 'tool.call.uncertain':
+      return `  ? ${names.get(e.data.invocationId) ?? 'tool'} is UNCERTAIN: agent run review ${e.data.invocationId} --retry|--fail`;
+    default:
+      return null;
+  }
+}
+
+/**
+ * `agent chat` (plan §17): create or resume a session, then for each line: submit it, stream the
+ * run's events (tool activity concisely), prompt y/n for approvals and for the agent's questions,
+ * and render the answer. Uses an in-process worker restricted to each run.
+ */
+async function chat(p: Platform, opts: { session?: string; modelPolicy?: string }): Promise<number> {
+  const { app, commands } = await cliBuses(p);
+  const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+  try {
+    const sessionId = opts.session ?? (await commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL))).id;
+    process.stdout.write(`session ${sessionId} — type a message, or /exit\n`);
+    for (;;) {
+      let text: string;
+      try {
+        text = (await rl.question('you> ')).trim();
+      } catch {
+        break; // input closed
+      }
+      if (text === '') continue;
+      if (text === '/exit' || text === '/quit') break;
+      const submitted = await commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, sessionId, text, null, opts.modelPolicy ? { modelPolicy: opts.modelPolicy } : {}));
+      const worker = p.createWorker({ concurrency: 1, onlyRunId: submitted.runId, pollIntervalMs: 500, drainMs: 0 });
+      await worker.start();
+      const names = new Map<string, string>();
+      let answer: string | null = null;
+      let chain: Promise<void> = Promise.resolve();
+      const handle = async (e: StoredEvent): Promise<void> => {
+        const line = activity(e, names);
+        if (line) process.stdout.write(`${line}\n`);
+        if (e.type === 'assistant.message.completed') answer = e.data.text;
+        if (e.type === 'approval.requested' && e.data.actionKind === 'tool_call') {
+          const yes = /^y(es)?$/i.test((await rl.question(`  approve ${e.data.actionSummary}? [y/N] `)).trim());
+          const reason = yes ? null : (await rl.question('  reason (optional): ')).trim() || null;
+          await commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, e.data.approvalId, yes ? 'approve_once' : 'deny', reason)).catch((err: unknown) => {
+            process.stdout.write(`  could not resolve: ${err instanceof Error ? err.message : String(err)}\n`);
+          });
+        }
+        if (e.type === 'run.waiting_for_user') {
+          const reply = (await rl.question(`  agent asks: ${e.data.question}\n  your answer> `)).trim() || '(no answer)';
+          await commands.execute(new ProvideRunInputCommand(LOCAL_PRINCIPAL, submitted.runId, reply, e.data.questionId));
+        }
+      };
+      let terminal: StoredEvent | null;
+      try {
+        terminal = await followRun(p, submitted.runId, LOCAL_PRINCIPAL, (e) => {
+          chain = chain.then(() => handle(e)).catch((err: unknown) => {
+            process.stdout.write(`  error: ${err instanceof Error ? err.message : String(err)}\n`);
+          });
+        }, 3_600_000);
+        await chain;
+      } finally {
+        await worker.stop(0);
+      }
+      if (answer !== null) process.stdout.write(`agent> ${answer as string}\n`);
+      if (terminal?.type === 'run.failed') process.stdout.write(`run failed: ${terminal.data.reason}: ${terminal.data.message}\n`);
+      if (terminal?.type === 'run.cancelled') process.stdout.write('run cancelled\n');
+    }
+    return EXIT.ok;
+  } finally {
+    rl.close();
+    await app.close();
+  }
+}
+
+export function registerChatCommands(program: Command): void {
+  program
+    .command('chat')
+    .description('interactive chat: stream events, approve actions and answer questions as they come')
+    .option('--session <id>', 'resume an existing session')
+    .option('--model-policy <policy>', 'override the agent model policy')
+    .action((opts: { session?: string; modelPolicy?: string }) => withPlatform('cli', (p) => chat(p, opts)));
+}

@@ -1,0 +1,32 @@
+import type { ToolResultTrust } from '../domain/events/payloads';
+import type { Tool } from '../ports/tool';
+
+/** Outcome of a tool's own argument normalization (plan §8.3 step 5), before policy. */
+export type NormalizeResult =
+  | { readonly ok: true; readonly value: Record<string, unknown> }
+  | { readonly ok: false; readonly errorCode: string; readonly message: string };
+
+/**
+ * How the runtime labels a tool's result (plan §11.2): a fixed label, or `workspace_provenance` —
+ * internal when this run wrote exactly that content, EXTERNAL_UNTRUSTED otherwise.
+ */
+export type TrustRule = ToolResultTrust | 'workspace_provenance';
+
+/**
+ * Optional capabilities a tool may add to the Tool port. Everything here is deterministic code
+ * the runtime calls; none of it is a security boundary the model can talk its way around.
+ */
+export interface ToolExtensions {
+  /** Step 5 of the pipeline: canonicalize arguments and refuse what can never be valid (e.g. paths outside the workspace). */
+  normalize?(args: Record<string, unknown>): NormalizeResult;
+  /** Default `internal_tool`. */
+  readonly trust?: TrustRule;
+  /** A control tool suspends the run instead of executing (plan §27.3). */
+  readonly control?: 'ask_user';
+}
+
+export type ExtendedTool = Tool & ToolExtensions;
+
+export function extensionsOf(tool: Tool): ToolExtensions {
+  return tool as ExtendedTool;
+}
