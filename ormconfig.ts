@@ -6,7 +6,12 @@ import { ToolLifecycle1764500200000 } from './migrations/1764500200000-ToolLifec
 import { ModelPrices1764500300000 } from './migrations/1764500300000-ModelPrices';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
-export const MIGRATIONS = [EventStore1764500000000, RunReadModels1764500100000, ToolLifecycle1764500200000, ModelPrices1764500300000];
+export const MIGRATIONS = [
+  EventStore1764500000000,
+  RunReadModels1764500100000,
+  ToolLifecycle1764500200000,
+  ModelPrices1764500300000,
+];
 
 /**
  * The TypeORM DataSource used by the app, the tests and the TypeORM CLI

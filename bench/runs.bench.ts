@@ -15,7 +15,8 @@ function envNumber(name: string, fallback: number): number {
   return Number.isFinite(n) && n > 0 ? n : fallback;
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 /**
  * `npm run bench -- runs`: the calculator turn (2 model calls, 1 tool call) with the fake model at
@@ -30,7 +31,10 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 export async function runRunsBench(): Promise<void> {
   const n = envNumber('BENCH_RUNS', 200);
   const bench = await openBenchDatabase((line) => console.error(line));
-  const platform = await createPlatform({ ...loadSettings(), fakeModelLatencyMs: 0, pollIntervalMs: 1000 }, { service: 'bench', databaseUrl: bench.url, quiet: true, migrate: false, poolSize: 20 });
+  const platform = await createPlatform(
+    { ...loadSettings(), fakeModelLatencyMs: 0, pollIntervalMs: 1000 },
+    { service: 'bench', databaseUrl: bench.url, quiet: true, migrate: false, poolSize: 20 },
+  );
   try {
     const submit = submitter(platform);
     console.error(`throughput: ${n} calculator turns with 1 worker slot…`);
@@ -45,26 +49,75 @@ export async function runRunsBench(): Promise<void> {
     const small = await checkpointBytesPerStep(platform, submit, 10);
     const large = await checkpointBytesPerStep(platform, submit, 200);
 
-    console.log(`\nagent-core runs benchmark: ${bench.server}, calculator turn (2 model calls, 1 tool call), fake model at 0 ms\n`);
+    console.log(
+      `\nagent-core runs benchmark: ${bench.server}, calculator turn (2 model calls, 1 tool call), fake model at 0 ms\n`,
+    );
     printTable(
-      [{ header: 'measurement' }, { header: 'runs', right: true }, { header: 'seconds', right: true }, { header: 'runs/s', right: true }, { header: 'vs baseline', right: true }],
       [
-        ['raw SQL baseline (13 transactions per turn, sequential)', String(n), baseline.seconds.toFixed(2), (n / baseline.seconds).toFixed(1), '1.00x'],
-        ['1 worker, 1 run at a time', String(n), one.toFixed(2), (n / one).toFixed(1), `${(baseline.seconds / one).toFixed(2)}x`],
-        ['1 worker, 4 concurrent runs', String(n), four.toFixed(2), (n / four).toFixed(1), `${(baseline.seconds / four).toFixed(2)}x`],
+        { header: 'measurement' },
+        { header: 'runs', right: true },
+        { header: 'seconds', right: true },
+        { header: 'runs/s', right: true },
+        { header: 'vs baseline', right: true },
+      ],
+      [
+        [
+          'raw SQL baseline (13 transactions per turn, sequential)',
+          String(n),
+          baseline.seconds.toFixed(2),
+          (n / baseline.seconds).toFixed(1),
+          '1.00x',
+        ],
+        [
+          '1 worker, 1 run at a time',
+          String(n),
+          one.toFixed(2),
+          (n / one).toFixed(1),
+          `${(baseline.seconds / one).toFixed(2)}x`,
+        ],
+        [
+          '1 worker, 4 concurrent runs',
+          String(n),
+          four.toFixed(2),
+          (n / four).toFixed(1),
+          `${(baseline.seconds / four).toFixed(2)}x`,
+        ],
       ],
     );
     console.log('');
     printTable(
-      [{ header: 'measurement' }, { header: 'p50', right: true }, { header: 'p99', right: true }, { header: 'max', right: true }],
+      [
+        { header: 'measurement' },
+        { header: 'p50', right: true },
+        { header: 'p99', right: true },
+        { header: 'max', right: true },
+      ],
       [['run.queued commit -> run.claimed (ms)', claim.p50.toFixed(2), claim.p99.toFixed(2), claim.max.toFixed(2)]],
     );
     console.log('');
     printTable(
-      [{ header: 'checkpoints' }, { header: 'steps', right: true }, { header: 'checkpoints', right: true }, { header: 'bytes/step', right: true }, { header: 'largest', right: true }],
       [
-        ['10-step run', String(small.steps), String(small.count), formatCount(small.perStep), formatCount(small.largest)],
-        ['200-step run', String(large.steps), String(large.count), formatCount(large.perStep), formatCount(large.largest)],
+        { header: 'checkpoints' },
+        { header: 'steps', right: true },
+        { header: 'checkpoints', right: true },
+        { header: 'bytes/step', right: true },
+        { header: 'largest', right: true },
+      ],
+      [
+        [
+          '10-step run',
+          String(small.steps),
+          String(small.count),
+          formatCount(small.perStep),
+          formatCount(small.largest),
+        ],
+        [
+          '200-step run',
+          String(large.steps),
+          String(large.count),
+          formatCount(large.perStep),
+          formatCount(large.largest),
+        ],
         ['ratio 200/10', '', '', `${(large.perStep / small.perStep).toFixed(2)}x`, ''],
       ],
     );
@@ -74,7 +127,11 @@ export async function runRunsBench(): Promise<void> {
   }
 }
 
-type Submit = (text: string, modelPolicy: string, limits?: Record<string, number>) => Promise<{ runId: string; queuedAtMs: number }>;
+type Submit = (
+  text: string,
+  modelPolicy: string,
+  limits?: Record<string, number>,
+) => Promise<{ runId: string; queuedAtMs: number }>;
 
 /** Calls the real application handlers (the same code the CLI and API use) without a Nest container. */
 function submitter(p: Platform): Submit {
@@ -83,14 +140,19 @@ function submitter(p: Platform): Submit {
   const messages = new SubmitMessageHandler(p.store, p.sessions, p.agents, p.ids, appSettings);
   return async (text, modelPolicy, limits) => {
     const s = await sessions.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
-    const r = await messages.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text, null, { modelPolicy, limits }));
+    const r = await messages.execute(
+      new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text, null, { modelPolicy, limits }),
+    );
     return { runId: r.runId, queuedAtMs: performance.now() };
   };
 }
 
 async function waitAllTerminal(p: Platform, runIds: string[]): Promise<void> {
   for (;;) {
-    const r = await p.db.query<{ n: string }>(`SELECT count(*) AS n FROM runs WHERE id = ANY($1::uuid[]) AND status IN ('completed','failed','cancelled')`, [runIds]);
+    const r = await p.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM runs WHERE id = ANY($1::uuid[]) AND status IN ('completed','failed','cancelled')`,
+      [runIds],
+    );
     if (Number(r.rows[0].n) === runIds.length) return;
     await new Promise((res) => setTimeout(res, 5));
   }
@@ -99,14 +161,18 @@ async function waitAllTerminal(p: Platform, runIds: string[]): Promise<void> {
 /** Queues `n` turns, then times one worker (with `concurrency` slots) draining them. */
 async function throughput(p: Platform, submit: Submit, n: number, concurrency: number): Promise<number> {
   const ids: string[] = [];
-  for (let i = 0; i < n; i++) ids.push((await submit('What is 17 multiplied by 23?', 'fake:calculator_then_answer')).runId);
+  for (let i = 0; i < n; i++)
+    ids.push((await submit('What is 17 multiplied by 23?', 'fake:calculator_then_answer')).runId);
   const worker = p.createWorker({ concurrency, pollIntervalMs: 1000, drainMs: 1000 });
   const t0 = performance.now();
   await worker.start();
   await waitAllTerminal(p, ids);
   const seconds = (performance.now() - t0) / 1000;
   await worker.stop();
-  const failed = await p.db.query(`SELECT count(*) AS n FROM runs WHERE id = ANY($1::uuid[]) AND status <> 'completed'`, [ids]);
+  const failed = await p.db.query(
+    `SELECT count(*) AS n FROM runs WHERE id = ANY($1::uuid[]) AND status <> 'completed'`,
+    [ids],
+  );
   if (Number((failed.rows[0] as { n: string }).n) > 0) throw new Error('some benchmark runs did not complete');
   return seconds;
 }
@@ -137,18 +203,37 @@ async function claimLatency(p: Platform, submit: Submit, count: number) {
 async function baselineTurns(url: string, n: number): Promise<{ seconds: number }> {
   const c = new Client({ connectionString: url });
   await c.connect();
-  await c.query('CREATE TABLE IF NOT EXISTS bench_baseline_events (id bigserial PRIMARY KEY, session_id uuid, sequence int, event_type text, payload jsonb, created_at timestamptz DEFAULT now())');
+  await c.query(
+    'CREATE TABLE IF NOT EXISTS bench_baseline_events (id bigserial PRIMARY KEY, session_id uuid, sequence int, event_type text, payload jsonb, created_at timestamptz DEFAULT now())',
+  );
   // submit, claim+start, model request, model response + checkpoint, proposed, authorized, started,
   // completed, checkpointed, model request, model response, answer + completed: 12 commits, plus
   // the session creation = 13 per turn.
-  const points = [['session.created'], ['user.message.created', 'run.queued'], ['run.claimed', 'run.started'], ['model.request.started'], ['model.response.completed'], ['tool.call.proposed'], ['tool.call.authorized'], ['tool.call.started'], ['tool.call.completed'], ['run.checkpointed'], ['model.request.started'], ['model.response.completed'], ['assistant.message.completed', 'run.completed']];
+  const points = [
+    ['session.created'],
+    ['user.message.created', 'run.queued'],
+    ['run.claimed', 'run.started'],
+    ['model.request.started'],
+    ['model.response.completed'],
+    ['tool.call.proposed'],
+    ['tool.call.authorized'],
+    ['tool.call.started'],
+    ['tool.call.completed'],
+    ['run.checkpointed'],
+    ['model.request.started'],
+    ['model.response.completed'],
+    ['assistant.message.completed', 'run.completed'],
+  ];
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
     const sid = randomUUID();
     let seq = 0;
     for (const types of points) {
       const values = types.map((_, k) => `($1, ${++seq}, $${k + 2}, '{"k":1}')`).join(', ');
-      await c.query(`INSERT INTO bench_baseline_events (session_id, sequence, event_type, payload) VALUES ${values}`, [sid, ...types]);
+      await c.query(`INSERT INTO bench_baseline_events (session_id, sequence, event_type, payload) VALUES ${values}`, [
+        sid,
+        ...types,
+      ]);
     }
   }
   const seconds = (performance.now() - t0) / 1000;
@@ -158,7 +243,12 @@ async function baselineTurns(url: string, n: number): Promise<{ seconds: number 
 }
 
 async function checkpointBytesPerStep(p: Platform, submit: Submit, steps: number) {
-  const { runId } = await submit('count', 'fake:step_limit', { maxSteps: steps, maxModelCalls: steps + 5, maxToolCalls: steps + 5, deadlineSeconds: 600 });
+  const { runId } = await submit('count', 'fake:step_limit', {
+    maxSteps: steps,
+    maxModelCalls: steps + 5,
+    maxToolCalls: steps + 5,
+    deadlineSeconds: 600,
+  });
   const worker = p.createWorker({ concurrency: 1, pollIntervalMs: 1000, drainMs: 1000 });
   await worker.start();
   await waitAllTerminal(p, [runId]);
@@ -170,5 +260,10 @@ async function checkpointBytesPerStep(p: Platform, submit: Submit, steps: number
     [runId],
   );
   const row = r.rows[0];
-  return { steps: row.steps, count: Number(row.count), perStep: Number(row.total) / Math.max(1, row.steps), largest: row.largest };
+  return {
+    steps: row.steps,
+    count: Number(row.count),
+    perStep: Number(row.total) / Math.max(1, row.steps),
+    largest: row.largest,
+  };
 }

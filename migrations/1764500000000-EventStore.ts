@@ -41,7 +41,9 @@ export class EventStore1764500000000 implements MigrationInterface {
         updated_at timestamptz NOT NULL
       )`);
     await q.query(`CREATE INDEX sessions_owner_updated_idx ON sessions (tenant_id, principal_id, updated_at)`);
-    await q.query(`CREATE INDEX sessions_owner_created_idx ON sessions (tenant_id, principal_id, created_at DESC, id DESC)`);
+    await q.query(
+      `CREATE INDEX sessions_owner_created_idx ON sessions (tenant_id, principal_id, created_at DESC, id DESC)`,
+    );
     await q.query(`CREATE INDEX sessions_agent_created_idx ON sessions (agent_id, created_at)`);
     await q.query(`
       CREATE TABLE events (

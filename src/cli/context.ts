@@ -13,7 +13,11 @@ export async function withPlatform(service: string, fn: (p: Platform) => Promise
   let code: number;
   try {
     const settings = loadSettings();
-    platform = await createPlatform(settings, { service, logger: undefined, quiet: process.env.AGENT_CLI_LOGS !== '1' });
+    platform = await createPlatform(settings, {
+      service,
+      logger: undefined,
+      quiet: process.env.AGENT_CLI_LOGS !== '1',
+    });
     code = await fn(platform);
   } catch (e) {
     process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);

@@ -13,9 +13,20 @@ export function createHealthProbe(db: Database): HealthProbe {
         const pending = expected.filter((n) => !done.has(n));
         return pending.length === 0
           ? { ok: true, database: 'up', migrations: 'at_head' }
-          : { ok: false, reason: `${pending.length} migration(s) pending`, database: 'up', migrations: 'behind', pending };
+          : {
+              ok: false,
+              reason: `${pending.length} migration(s) pending`,
+              database: 'up',
+              migrations: 'behind',
+              pending,
+            };
       } catch (e) {
-        return { ok: false, reason: `database unavailable: ${e instanceof Error ? e.message : String(e)}`, database: 'down', migrations: 'unknown' };
+        return {
+          ok: false,
+          reason: `database unavailable: ${e instanceof Error ? e.message : String(e)}`,
+          database: 'down',
+          migrations: 'unknown',
+        };
       }
     },
   };

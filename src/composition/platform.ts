@@ -9,7 +9,12 @@ import { connectDatabase, migrateToLatest, type DatabaseHandle } from '../adapte
 import { Database } from '../adapters/postgres/database';
 import { PgEventStore } from '../adapters/postgres/event-store/pg-event-store';
 import { PgListenWakeup } from '../adapters/postgres/notify/pg-listen-wakeup';
-import { rebuildProjections, type RebuildOptions, type RebuildProgress, type RebuildReport } from '../adapters/postgres/projection-rebuild';
+import {
+  rebuildProjections,
+  type RebuildOptions,
+  type RebuildProgress,
+  type RebuildReport,
+} from '../adapters/postgres/projection-rebuild';
 import type { WakeupSource } from '../ports/wakeup';
 
 export type { RebuildProgress, RebuildReport };
@@ -60,7 +65,14 @@ export interface Platform {
   readonly log: Logger;
   createRunLoop(overrides?: Partial<RunLoopSettings>): RunLoop;
   /** A worker; unless restricted to one run it also runs the approval expiry reaper every `reaperIntervalMs` (default 5 s). */
-  createWorker(opts?: { workerId?: string; concurrency?: number; pollIntervalMs?: number; drainMs?: number; onlyRunId?: string; reaperIntervalMs?: number }): Worker;
+  createWorker(opts?: {
+    workerId?: string;
+    concurrency?: number;
+    pollIntervalMs?: number;
+    drainMs?: number;
+    onlyRunId?: string;
+    reaperIntervalMs?: number;
+  }): Worker;
   /** Replays the event log into fresh read models (see docs/projections.md). */
   rebuildProjections(opts: Omit<RebuildOptions, never>): Promise<RebuildReport>;
   /** A NOTIFY subscription on `channel` that reconnects forever. */
@@ -79,7 +91,8 @@ export interface PlatformOptions {
 }
 
 export async function createPlatform(settings: Settings, opts: PlatformOptions): Promise<Platform> {
-  const log = opts.logger ?? (opts.quiet ? silentLogger : createLogger({ level: settings.logLevel, service: opts.service }));
+  const log =
+    opts.logger ?? (opts.quiet ? silentLogger : createLogger({ level: settings.logLevel, service: opts.service }));
   const handle = opts.databaseUrl
     ? { url: opts.databaseUrl, embedded: null, close: async () => undefined }
     : await connectDatabase({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, log: (l) => log.info(l) });
@@ -93,11 +106,19 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     const sessions = new PgSessionRepository(db);
     const checkpoints = new PgCheckpointStore(db);
     const queue = new PgRunQueue(db, store, clock);
-    const agents = await YamlAgentCatalog.open(db, loadAgentFiles(path.join(settings.configDir, 'agents')), process.env.AGENT_MODEL_POLICY || null);
+    const agents = await YamlAgentCatalog.open(
+      db,
+      loadAgentFiles(path.join(settings.configDir, 'agents')),
+      process.env.AGENT_MODEL_POLICY || null,
+    );
     const registry = new ToolRegistry();
     const toolRecords = new PgToolRecords(db);
     // Per-session workspaces live under $AGENT_DATA_DIR/workspaces/<tenant>/<session>.
-    for (const tool of createPlatformTools({ workspaceRoot: path.join(settings.dataDir, 'workspaces'), demoWrites: toolRecords })) registry.register(tool);
+    for (const tool of createPlatformTools({
+      workspaceRoot: path.join(settings.dataDir, 'workspaces'),
+      demoWrites: toolRecords,
+    }))
+      registry.register(tool);
     const policy = PolicyEngine.load(path.join(settings.configDir, 'policies'));
     policy.assertConsistentWith(registry.list().map((t) => t.spec));
     const approvals = new ApprovalService({ store, runs, sessions, records: toolRecords, clock });
@@ -106,22 +127,60 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     const router = new ModelRouter(
       [
         createDemoProvider({ clock, latencyMs: settings.fakeModelLatencyMs }),
-        createFakeProvider({ fixturesDir: path.join(settings.configDir, 'model-fixtures'), clock, latencyMs: settings.fakeModelLatencyMs }),
+        createFakeProvider({
+          fixturesDir: path.join(settings.configDir, 'model-fixtures'),
+          clock,
+          latencyMs: settings.fakeModelLatencyMs,
+        }),
       ],
       { registry: providerRegistry, bindings: bindProfiles(providerRegistry, process.env) },
     );
     const defaultAgent = await agents.current(settings.defaultAgentId);
     if (defaultAgent) router.assertRoutable(defaultAgent);
-    await recordPriceHistory(db, providerRegistry).catch((e: unknown) => log.warn('model price history not recorded', { error: String(e) }));
+    await recordPriceHistory(db, providerRegistry).catch((e: unknown) =>
+      log.warn('model price history not recorded', { error: String(e) }),
+    );
     const transient = new PgTransientPublisher(db);
     const leaseMs = settings.leaseSeconds * 1000;
     const createRunLoop = (overrides: Partial<RunLoopSettings> = {}) =>
       new RunLoop(
-        { store, runs, checkpoints, queue, router, registry, agents, transient, clock, ids, log, principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }), records: toolRecords, policy },
+        {
+          store,
+          runs,
+          checkpoints,
+          queue,
+          router,
+          registry,
+          agents,
+          transient,
+          clock,
+          ids,
+          log,
+          principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }),
+          records: toolRecords,
+          policy,
+        },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );
     return {
-      settings, handle, db, store, runs, sessions, checkpoints, queue, agents, registry, toolRecords, policy, approvals, router, transient, clock, ids, log,
+      settings,
+      handle,
+      db,
+      store,
+      runs,
+      sessions,
+      checkpoints,
+      queue,
+      agents,
+      registry,
+      toolRecords,
+      policy,
+      approvals,
+      router,
+      transient,
+      clock,
+      ids,
+      log,
       createRunLoop,
       createWorker: (o = {}) => {
         const workerSettings = {
@@ -133,9 +192,31 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           onlyRunId: o.onlyRunId,
         };
         // A worker restricted to one run (CLI, eval harness) does not reap other runs' approvals.
-        if (o.onlyRunId) return new Worker(queue, createRunLoop(), new PgListenWakeup(handle.url, log), clock, ids, log, workerSettings);
-        const reaper = { name: 'approval-expiry', everyMs: o.reaperIntervalMs ?? 5000, run: () => approvals.expireDue(policy.document.approvals.onExpiry) };
-        return new HousekeepingWorker(queue, createRunLoop(), new PgListenWakeup(handle.url, log), clock, ids, log, workerSettings, [reaper]);
+        if (o.onlyRunId)
+          return new Worker(
+            queue,
+            createRunLoop(),
+            new PgListenWakeup(handle.url, log),
+            clock,
+            ids,
+            log,
+            workerSettings,
+          );
+        const reaper = {
+          name: 'approval-expiry',
+          everyMs: o.reaperIntervalMs ?? 5000,
+          run: () => approvals.expireDue(policy.document.approvals.onExpiry),
+        };
+        return new HousekeepingWorker(
+          queue,
+          createRunLoop(),
+          new PgListenWakeup(handle.url, log),
+          clock,
+          ids,
+          log,
+          workerSettings,
+          [reaper],
+        );
       },
       rebuildProjections: (o) => rebuildProjections(db, o),
       listen: (channel) => new PgListenWakeup(handle.url, log, channel),

@@ -46,7 +46,8 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new ConfigurationError(`${name} must be an integer >= ${min}, got "${raw}"`, { name });
+  if (!Number.isInteger(n) || n < min)
+    throw new ConfigurationError(`${name} must be an integer >= ${min}, got "${raw}"`, { name });
   return n;
 }
 
@@ -66,7 +67,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     anthropicApiKeySet: Boolean(env.ANTHROPIC_API_KEY),
     configDir: path.resolve(env.AGENT_CONFIG_DIR ?? path.join(projectRoot(), 'config')),
     authMode: authModeFrom(env),
-    authTokensFile: env.AUTH_TOKENS_FILE && env.AUTH_TOKENS_FILE.trim() !== '' ? path.resolve(env.AUTH_TOKENS_FILE.trim()) : null,
+    authTokensFile:
+      env.AUTH_TOKENS_FILE && env.AUTH_TOKENS_FILE.trim() !== '' ? path.resolve(env.AUTH_TOKENS_FILE.trim()) : null,
     apiBodyLimitBytes: intFrom(env, 'API_BODY_LIMIT_BYTES', 262_144, 1024),
     apiRateLimitPerMinute: intFrom(env, 'API_RATE_LIMIT_PER_MINUTE', 600),
     apiMaxActiveRunsPerTenant: intFrom(env, 'API_MAX_ACTIVE_RUNS_PER_TENANT', 20),

@@ -34,7 +34,11 @@ export interface ContextInputs {
  */
 export function buildModelRequest(inputs: ContextInputs): ModelRequest {
   const system = `${PLATFORM_POLICY}\n\n# Agent instructions\n${inputs.agent.instructions.trim()}`;
-  const tools: ModelToolDefinition[] = inputs.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+  const tools: ModelToolDefinition[] = inputs.tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    inputSchema: t.inputSchema,
+  }));
   const prefixHash = createHash('sha256').update(system).update('\u0000').update(JSON.stringify(tools)).digest('hex');
   const cacheHints: CacheBreakpoint[] = [
     { boundary: 'after_system', minTokens: 1024, ttl: 'default' },
@@ -65,7 +69,12 @@ function conversationFor(inputs: ContextInputs): ConversationItem[] {
   const runtimeNote: ConversationItem = {
     kind: 'user',
     messageId: `runtime-${inputs.runId}`,
-    content: [{ type: 'text', text: `[runtime context] date: ${inputs.nowIso.slice(0, 10)} (UTC); principal scopes: ${[...inputs.principal.scopes].sort().join(', ')}` }],
+    content: [
+      {
+        type: 'text',
+        text: `[runtime context] date: ${inputs.nowIso.slice(0, 10)} (UTC); principal scopes: ${[...inputs.principal.scopes].sort().join(', ')}`,
+      },
+    ],
   };
   for (const e of inputs.sessionEvents) {
     const current = e.runId === inputs.runId;
@@ -79,7 +88,12 @@ function conversationFor(inputs: ContextInputs): ConversationItem[] {
         break;
       case 'tool.call.proposed':
         if (current) {
-          const call: ToolCallItem = { kind: 'tool_call', callId: e.data.callId, name: e.data.toolName, arguments: e.data.arguments };
+          const call: ToolCallItem = {
+            kind: 'tool_call',
+            callId: e.data.callId,
+            name: e.data.toolName,
+            arguments: e.data.arguments,
+          };
           calls.set(e.data.invocationId, call);
           stepOf.set(call, e.data.step);
           items.push(call);
@@ -93,8 +107,20 @@ function conversationFor(inputs: ContextInputs): ConversationItem[] {
         const output =
           e.type === 'tool.call.completed'
             ? e.data.result
-            : { error: { code: e.type === 'tool.call.failed' ? e.data.errorCode : e.data.reasonCode, message: e.type === 'tool.call.failed' ? e.data.message : e.data.explanation } };
-        const result: ConversationItem = { kind: 'tool_result', callId: call.callId, name: call.name, output, isError: e.type !== 'tool.call.completed', trust: 'tool_untrusted' };
+            : {
+                error: {
+                  code: e.type === 'tool.call.failed' ? e.data.errorCode : e.data.reasonCode,
+                  message: e.type === 'tool.call.failed' ? e.data.message : e.data.explanation,
+                },
+              };
+        const result: ConversationItem = {
+          kind: 'tool_result',
+          callId: call.callId,
+          name: call.name,
+          output,
+          isError: e.type !== 'tool.call.completed',
+          trust: 'tool_untrusted',
+        };
         stepOf.set(result, stepOf.get(call) ?? 0);
         items.push(result);
         break;
@@ -113,7 +139,10 @@ function conversationFor(inputs: ContextInputs): ConversationItem[] {
  * (Anthropic: one assistant message with every tool_use, thinking blocks first, then one user
  * message with every tool_result) need it back in that order.
  */
-function groupToolTurns(items: readonly ConversationItem[], stepOf: ReadonlyMap<ConversationItem, number>): ConversationItem[] {
+function groupToolTurns(
+  items: readonly ConversationItem[],
+  stepOf: ReadonlyMap<ConversationItem, number>,
+): ConversationItem[] {
   const out: ConversationItem[] = [];
   let run: ConversationItem[] = [];
   const flush = () => {
@@ -141,7 +170,11 @@ function groupToolTurns(items: readonly ConversationItem[], stepOf: ReadonlyMap<
  * tool calls of the turn that produced them (the last group of tool calls). A continuation from
  * another provider is dropped: one provider's reasoning state is meaningless to another.
  */
-export function withProviderContinuation(request: ModelRequest, continuation: CheckpointState['providerContinuation'], provider: string): ModelRequest {
+export function withProviderContinuation(
+  request: ModelRequest,
+  continuation: CheckpointState['providerContinuation'],
+  provider: string,
+): ModelRequest {
   if (continuation === null || continuation.provider !== provider) return request;
   const items = continuation.items.filter((i) => i.provider === provider);
   const conversation = [...request.conversation];

@@ -11,5 +11,13 @@ export const LOCAL_PRINCIPAL: Principal = {
   tenantId: 'local',
   principalId: 'local-user',
   roles: new Set(['owner', 'admin']),
-  scopes: new Set(['sessions.read', 'sessions.write', 'runs.read', 'runs.write', 'approvals.read', 'approvals.resolve', 'tools.use']),
+  scopes: new Set([
+    'sessions.read',
+    'sessions.write',
+    'runs.read',
+    'runs.write',
+    'approvals.read',
+    'approvals.resolve',
+    'tools.use',
+  ]),
 };

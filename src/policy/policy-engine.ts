@@ -39,7 +39,12 @@ export interface PolicyDocument {
 }
 
 /** Restrictiveness order: a per-tool rule may never be looser than its side-effect row. */
-const STRICTNESS: Record<PolicyDecisionType, number> = { allow: 0, allow_with_modifications: 1, require_approval: 2, deny: 3 };
+const STRICTNESS: Record<PolicyDecisionType, number> = {
+  allow: 0,
+  allow_with_modifications: 1,
+  require_approval: 2,
+  deny: 3,
+};
 const SIDE_EFFECTS: readonly SideEffectClass[] = ['none', 'read', 'workspace_write', 'external_write', 'control'];
 
 const ruleSchema = {
@@ -59,13 +64,21 @@ const documentSchema = {
   properties: {
     name: { type: 'string', pattern: '^[a-z][a-z0-9_-]*$' },
     version: { type: 'integer', minimum: 1 },
-    side_effects: { type: 'object', additionalProperties: false, required: [...SIDE_EFFECTS], properties: Object.fromEntries(SIDE_EFFECTS.map((s) => [s, ruleSchema])) },
+    side_effects: {
+      type: 'object',
+      additionalProperties: false,
+      required: [...SIDE_EFFECTS],
+      properties: Object.fromEntries(SIDE_EFFECTS.map((s) => [s, ruleSchema])),
+    },
     tools: { type: 'object', additionalProperties: ruleSchema },
     approvals: {
       type: 'object',
       additionalProperties: false,
       required: ['ttl_seconds', 'on_expiry'],
-      properties: { ttl_seconds: { type: ['integer', 'null'], minimum: 1 }, on_expiry: { enum: ['inform_model', 'fail_run'] } },
+      properties: {
+        ttl_seconds: { type: ['integer', 'null'], minimum: 1 },
+        on_expiry: { enum: ['inform_model', 'fail_run'] },
+      },
     },
   },
 };
@@ -99,7 +112,10 @@ function deepFreeze<T>(v: T): T {
 export class PolicyEngine {
   readonly version: string;
 
-  private constructor(readonly document: PolicyDocument, contentHash: string) {
+  private constructor(
+    readonly document: PolicyDocument,
+    contentHash: string,
+  ) {
     this.version = `${document.name}@${document.version}#${contentHash.slice(0, 12)}`;
   }
 
@@ -114,14 +130,19 @@ export class PolicyEngine {
     const validate = new Ajv({ allErrors: true }).compile(documentSchema);
     if (!validate(raw)) {
       const e = validate.errors?.[0];
-      throw new ConfigurationError(`${source}: ${e?.instancePath || '(root)'} ${e?.message ?? 'is invalid'}`, { source });
+      throw new ConfigurationError(`${source}: ${e?.instancePath || '(root)'} ${e?.message ?? 'is invalid'}`, {
+        source,
+      });
     }
     const y = raw as unknown as DocumentYaml;
     const rule = (r: RuleYaml): Rule => ({ decision: r.decision, reasonCode: r.reason_code, clamp: r.clamp ?? {} });
     const doc: PolicyDocument = {
       name: y.name,
       version: y.version,
-      sideEffects: Object.fromEntries(SIDE_EFFECTS.map((s) => [s, rule(y.side_effects[s])])) as Record<SideEffectClass, Rule>,
+      sideEffects: Object.fromEntries(SIDE_EFFECTS.map((s) => [s, rule(y.side_effects[s])])) as Record<
+        SideEffectClass,
+        Rule
+      >,
       tools: Object.fromEntries(Object.entries(y.tools ?? {}).map(([k, r]) => [k, rule(r)])),
       approvals: { ttlSeconds: y.approvals.ttl_seconds, onExpiry: y.approvals.on_expiry },
     };
@@ -155,7 +176,12 @@ export class PolicyEngine {
   }
 
   evaluate(input: PolicyInput): PolicyDecision {
-    const d = (decision: PolicyDecisionType, reasonCode: string, explanation: string, modifiedArguments: Record<string, unknown> | null = null): PolicyDecision => ({
+    const d = (
+      decision: PolicyDecisionType,
+      reasonCode: string,
+      explanation: string,
+      modifiedArguments: Record<string, unknown> | null = null,
+    ): PolicyDecision => ({
       decision,
       reasonCode,
       explanation,
@@ -180,7 +206,9 @@ export class PolicyEngine {
           changed = true;
         }
       }
-      return changed ? d('allow_with_modifications', rule.reasonCode, explanation, modified) : d('allow', rule.reasonCode, explanation);
+      return changed
+        ? d('allow_with_modifications', rule.reasonCode, explanation, modified)
+        : d('allow', rule.reasonCode, explanation);
     }
     return d(rule.decision, rule.reasonCode, explanation);
   }

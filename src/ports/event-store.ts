@@ -43,5 +43,8 @@ export interface EventStore {
    * The global log for asynchronous consumers: only events whose transaction is below the oldest
    * still-running transaction, so a late commit is never skipped.
    */
-  readGlobal(after: GlobalPosition | null, limit: number): Promise<{ events: StoredEvent[]; position: GlobalPosition | null }>;
+  readGlobal(
+    after: GlobalPosition | null,
+    limit: number,
+  ): Promise<{ events: StoredEvent[]; position: GlobalPosition | null }>;
 }

@@ -6,9 +6,18 @@ import type { RunClaim, RunRecord } from '../domain/run/run';
 export interface RunRepository {
   get(runId: string, principal: Principal | null): Promise<RunRecord | null>;
   /** Invocations of a run with the same normalized call (tool name + arguments hash). */
-  priorInvocations(runId: string, toolName: string, argumentsHash: string): Promise<readonly { status: string; result: unknown }[]>;
+  priorInvocations(
+    runId: string,
+    toolName: string,
+    argumentsHash: string,
+  ): Promise<readonly { status: string; result: unknown }[]>;
   /** The invocation already recorded under an idempotency key, if any. */
-  invocationByKey(idempotencyKey: string): Promise<{ id: string; status: string; result: Record<string, unknown> | null; error: { code: string; message: string } | null } | null>;
+  invocationByKey(idempotencyKey: string): Promise<{
+    id: string;
+    status: string;
+    result: Record<string, unknown> | null;
+    error: { code: string; message: string } | null;
+  } | null>;
 }
 
 /**
@@ -28,5 +37,10 @@ export interface CheckpointStore {
 
 /** Transient frames (text and reasoning deltas): delivered live, never persisted. */
 export interface TransientPublisher {
-  publish(frame: { sessionId: string; runId: string; kind: 'text_delta' | 'reasoning_delta'; text: string }): Promise<void>;
+  publish(frame: {
+    sessionId: string;
+    runId: string;
+    kind: 'text_delta' | 'reasoning_delta';
+    text: string;
+  }): Promise<void>;
 }

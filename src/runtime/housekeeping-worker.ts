@@ -43,7 +43,12 @@ export class HousekeepingWorker extends Worker {
         busy = true;
         const p = task
           .run()
-          .catch((e: unknown) => this.logger.warn('housekeeping task failed', { task: task.name, error: e instanceof Error ? e.message : String(e) }))
+          .catch((e: unknown) =>
+            this.logger.warn('housekeeping task failed', {
+              task: task.name,
+              error: e instanceof Error ? e.message : String(e),
+            }),
+          )
           .finally(() => {
             busy = false;
             this.running.delete(p);

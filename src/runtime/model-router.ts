@@ -1,6 +1,16 @@
-import { missingCapabilities, OFFLINE_CAPABILITIES, type ModelCapabilities, type ModelRequirements } from '../domain/model/capabilities';
+import {
+  missingCapabilities,
+  OFFLINE_CAPABILITIES,
+  type ModelCapabilities,
+  type ModelRequirements,
+} from '../domain/model/capabilities';
 import type { ResolvedModel } from '../domain/model/model-events';
-import { EMPTY_REGISTRY, findProfileModel, type ProviderProfile, type ProviderRegistry } from '../domain/model/provider-profile';
+import {
+  EMPTY_REGISTRY,
+  findProfileModel,
+  type ProviderProfile,
+  type ProviderRegistry,
+} from '../domain/model/provider-profile';
 import { ConfigurationError } from '../domain/errors';
 import type { Billing } from '../domain/run/usage';
 import type { ModelProvider } from '../ports/model-provider';
@@ -59,7 +69,10 @@ export class ModelRouter {
     const sep = target.indexOf(':');
     if (sep <= 0) {
       const known = [...Object.keys(this.aliases), ...Object.keys(this.registry.policies)];
-      throw new ConfigurationError(`model policy "${policy}" is not "provider:model" or a known policy (${known.join(', ')})`, { policy });
+      throw new ConfigurationError(
+        `model policy "${policy}" is not "provider:model" or a known policy (${known.join(', ')})`,
+        { policy },
+      );
     }
     const providerName = target.slice(0, sep);
     const modelName = target.slice(sep + 1);
@@ -74,42 +87,64 @@ export class ModelRouter {
     }
     if (this.bindings.has(providerName)) return this.profileRoute(policy, providerName, modelName, needs);
     const configured = [...this.offline.keys(), ...this.bindings.keys()];
-    throw new ConfigurationError(`model policy "${policy}" names provider "${providerName}", which is not configured (configured: ${configured.join(', ')})`, { policy });
+    throw new ConfigurationError(
+      `model policy "${policy}" names provider "${providerName}", which is not configured (configured: ${configured.join(', ')})`,
+      { policy },
+    );
   }
 
   /** Refuses (at startup) an agent whose model policy cannot be routed or lacks what the agent needs. */
-  assertRoutable(agent: { readonly id: string; readonly modelPolicy: string; readonly enabledTools: readonly string[] }): void {
+  assertRoutable(agent: {
+    readonly id: string;
+    readonly modelPolicy: string;
+    readonly enabledTools: readonly string[];
+  }): void {
     try {
       this.resolve(agent.modelPolicy, { toolCalling: agent.enabledTools.length > 0 });
     } catch (e) {
       if (e instanceof ConfigurationError) {
-        throw new ConfigurationError(`agent "${agent.id}" cannot start: ${e.message}`, { ...e.details, agentId: agent.id });
+        throw new ConfigurationError(`agent "${agent.id}" cannot start: ${e.message}`, {
+          ...e.details,
+          agentId: agent.id,
+        });
       }
       throw e;
     }
   }
 
   async close(): Promise<void> {
-    const providers = [...this.offline.values(), ...[...this.bindings.values()].flatMap((b) => (b.provider ? [b.provider] : []))];
+    const providers = [
+      ...this.offline.values(),
+      ...[...this.bindings.values()].flatMap((b) => (b.provider ? [b.provider] : [])),
+    ];
     await Promise.all(providers.map((p) => p.close()));
   }
 
   private profileRoute(policy: string, profileName: string, modelName: string, needs: ModelRequirements): ModelRoute {
     const binding = this.bindings.get(profileName);
     if (!binding) {
-      throw new ConfigurationError(`model policy "${policy}" names provider profile "${profileName}", which is not loaded`, { policy, profile: profileName });
+      throw new ConfigurationError(
+        `model policy "${policy}" names provider profile "${profileName}", which is not loaded`,
+        { policy, profile: profileName },
+      );
     }
     const { profile } = binding;
     const model = findProfileModel(profile, modelName);
     if (!model) {
       const names = profile.models.flatMap((m) => [m.id, ...m.aliases]).join(', ');
-      throw new ConfigurationError(`model policy "${policy}": provider profile "${profile.name}" (${profile.source}) has no model or alias "${modelName}" (has: ${names})`, {
+      throw new ConfigurationError(
+        `model policy "${policy}": provider profile "${profile.name}" (${profile.source}) has no model or alias "${modelName}" (has: ${names})`,
+        {
+          policy,
+          profile: profile.name,
+        },
+      );
+    }
+    if (!binding.provider) {
+      throw new ConfigurationError(binding.unavailable ?? `provider profile "${profile.name}" is not available`, {
         policy,
         profile: profile.name,
       });
-    }
-    if (!binding.provider) {
-      throw new ConfigurationError(binding.unavailable ?? `provider profile "${profile.name}" is not available`, { policy, profile: profile.name });
     }
     const missing = missingCapabilities(model.capabilities, needs);
     if (missing.length > 0) {
@@ -120,7 +155,13 @@ export class ModelRouter {
     }
     return {
       provider: binding.provider,
-      model: { provider: profile.name, model: model.id, contextLimit: model.contextLimit, profileVersion: profile.version, registryVersion: this.registry.version },
+      model: {
+        provider: profile.name,
+        model: model.id,
+        contextLimit: model.contextLimit,
+        profileVersion: profile.version,
+        registryVersion: this.registry.version,
+      },
       capabilities: model.capabilities,
       billing: { kind: 'catalog', prices: model.prices },
     };

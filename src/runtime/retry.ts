@@ -2,10 +2,18 @@ import { ModelPermanentError, ModelProtocolError, ModelTransientError } from '..
 import type { FailureReason } from '../domain/run/failure';
 
 /** Retry classification of plan §13: transient and protocol failures are retried, bounded; the rest are not. */
-export function classifyModelError(e: unknown): { retryable: boolean; code: string; message: string; reason: FailureReason } {
-  if (e instanceof ModelTransientError) return { retryable: true, code: e.code, message: e.message, reason: 'model_transient_exhausted' };
-  if (e instanceof ModelProtocolError) return { retryable: true, code: e.code, message: e.message, reason: 'model_protocol_error' };
-  if (e instanceof ModelPermanentError) return { retryable: false, code: e.code, message: e.message, reason: 'model_permanent_error' };
+export function classifyModelError(e: unknown): {
+  retryable: boolean;
+  code: string;
+  message: string;
+  reason: FailureReason;
+} {
+  if (e instanceof ModelTransientError)
+    return { retryable: true, code: e.code, message: e.message, reason: 'model_transient_exhausted' };
+  if (e instanceof ModelProtocolError)
+    return { retryable: true, code: e.code, message: e.message, reason: 'model_protocol_error' };
+  if (e instanceof ModelPermanentError)
+    return { retryable: false, code: e.code, message: e.message, reason: 'model_permanent_error' };
   const message = e instanceof Error ? e.message : String(e);
   return { retryable: false, code: 'internal_error', message, reason: 'internal_error' };
 }

@@ -72,37 +72,57 @@ export class RunLoop {
     private readonly deps: RunLoopDeps,
     private readonly settings: RunLoopSettings,
   ) {
-    this.pipeline = new ToolPipeline({ registry: deps.registry, runs: deps.runs, records: deps.records, policy: deps.policy, clock: deps.clock, ids: deps.ids });
+    this.pipeline = new ToolPipeline({
+      registry: deps.registry,
+      runs: deps.runs,
+      records: deps.records,
+      policy: deps.policy,
+      clock: deps.clock,
+      ids: deps.ids,
+    });
   }
 
   async execute(claim: RunClaim, shutdown: AbortSignal): Promise<RunLoopResult> {
     const controller = new AbortController();
-    const onShutdown = () => controller.abort(shutdown.reason instanceof LoopStopped ? shutdown.reason : new LoopStopped('shutdown'));
+    const onShutdown = () =>
+      controller.abort(shutdown.reason instanceof LoopStopped ? shutdown.reason : new LoopStopped('shutdown'));
     shutdown.addEventListener('abort', onShutdown, { once: true });
     if (shutdown.aborted) onShutdown();
-    const heartbeat = setInterval(() => {
-      if (controller.signal.aborted) return;
-      this.deps.queue.heartbeat(claim, this.settings.leaseMs).then(
-        (hb) => {
-          if (!hb.held) controller.abort(new LoopStopped('fenced'));
-          else if (hb.cancelRequested) controller.abort(new LoopStopped('cancelled'));
-        },
-        (e: unknown) => this.deps.log.warn('heartbeat failed', { runId: claim.runId, error: String(e) }),
-      );
-    }, Math.max(100, Math.floor(this.settings.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        if (controller.signal.aborted) return;
+        this.deps.queue.heartbeat(claim, this.settings.leaseMs).then(
+          (hb) => {
+            if (!hb.held) controller.abort(new LoopStopped('fenced'));
+            else if (hb.cancelRequested) controller.abort(new LoopStopped('cancelled'));
+          },
+          (e: unknown) => this.deps.log.warn('heartbeat failed', { runId: claim.runId, error: String(e) }),
+        );
+      },
+      Math.max(100, Math.floor(this.settings.leaseMs / 3)),
+    );
     try {
       const outcome = await this.loop(claim, controller.signal);
       // A suspended run has already released its lease (WAITING_*); there is nothing left to write.
       if (outcome === 'suspended') return 'released';
-      if (outcome === 'stopped' || stopReasonOf(controller.signal) === 'abandon') return this.stop(claim, controller.signal);
+      if (outcome === 'stopped' || stopReasonOf(controller.signal) === 'abandon')
+        return this.stop(claim, controller.signal);
       await this.finalize(claim, outcome);
       return 'finished';
     } catch (e) {
       if (e instanceof LeaseFencedError) return 'fenced';
       if (e instanceof LoopStopped || controller.signal.aborted) return this.stop(claim, controller.signal);
-      this.deps.log.error('run loop crashed', { runId: claim.runId, error: e instanceof Error ? e.message : String(e) });
+      this.deps.log.error('run loop crashed', {
+        runId: claim.runId,
+        error: e instanceof Error ? e.message : String(e),
+      });
       try {
-        await this.finalize(claim, { kind: 'failed', reason: 'internal_error', message: e instanceof Error ? e.message : String(e), errorCode: 'internal_error' });
+        await this.finalize(claim, {
+          kind: 'failed',
+          reason: 'internal_error',
+          message: e instanceof Error ? e.message : String(e),
+          errorCode: 'internal_error',
+        });
       } catch (e2) {
         if (!(e2 instanceof LeaseFencedError)) throw e2;
         return 'fenced';
@@ -124,7 +144,14 @@ export class RunLoop {
         await this.finalize(claim, { kind: 'cancelled', reason: 'cancel requested' });
         return 'finished';
       }
-      await this.append(claim, [{ type: 'run.released', runId: claim.runId, actorType: 'worker', data: { workerId: claim.workerId, reason: 'worker shutting down' } }]);
+      await this.append(claim, [
+        {
+          type: 'run.released',
+          runId: claim.runId,
+          actorType: 'worker',
+          data: { workerId: claim.workerId, reason: 'worker shutting down' },
+        },
+      ]);
       return 'released';
     } catch (e) {
       if (e instanceof LeaseFencedError) return 'fenced';
@@ -136,7 +163,13 @@ export class RunLoop {
     return this.deps.store.append(claim.sessionId, events, {
       tenantId: claim.tenantId,
       fence: { runId: claim.runId, leaseEpoch: claim.leaseEpoch },
-      checkpoint: checkpoint ? { runId: claim.runId, version: checkpoint.version, state: checkpoint.state as unknown as Record<string, unknown> } : undefined,
+      checkpoint: checkpoint
+        ? {
+            runId: claim.runId,
+            version: checkpoint.version,
+            state: checkpoint.state as unknown as Record<string, unknown>,
+          }
+        : undefined,
     });
   }
 
@@ -145,13 +178,24 @@ export class RunLoop {
     let run = await deps.runs.get(claim.runId, null);
     if (!run || isTerminal(run.status)) return 'stopped';
     const agent = await deps.agents.get(run.agentId, run.agentVersion);
-    if (!agent) return { kind: 'failed', reason: 'internal_error', message: `agent ${run.agentId} v${run.agentVersion} is not defined`, errorCode: 'not_found' };
+    if (!agent)
+      return {
+        kind: 'failed',
+        reason: 'internal_error',
+        message: `agent ${run.agentId} v${run.agentVersion} is not defined`,
+        errorCode: 'not_found',
+      };
     const principal = deps.principalFor(run);
     let route;
     try {
       route = deps.router.resolve(run.modelPolicy);
     } catch (e) {
-      return { kind: 'failed', reason: 'model_permanent_error', message: (e as Error).message, errorCode: 'configuration_error' };
+      return {
+        kind: 'failed',
+        reason: 'model_permanent_error',
+        message: (e as Error).message,
+        errorCode: 'configuration_error',
+      };
     }
     const toolSpecs = deps.registry.definitionsFor(agent.enabledTools, principal.scopes);
 
@@ -173,7 +217,8 @@ export class RunLoop {
         const r = await this.runTools(claim, run, agent, principal, step, pending, signal);
         if (r && typeof r === 'object' && 'kind' in r && r.kind === 'suspend') {
           // A cancel requested while the tools ran wins over waiting for a human.
-          if ((await deps.runs.get(claim.runId, null))?.cancelRequestedAt) return { kind: 'cancelled', reason: 'cancel requested' };
+          if ((await deps.runs.get(claim.runId, null))?.cancelRequestedAt)
+            return { kind: 'cancelled', reason: 'cancel requested' };
           await this.suspend(claim, step, r);
           return 'suspended';
         }
@@ -182,8 +227,18 @@ export class RunLoop {
         const continuation = (await deps.checkpoints.latest(claim.runId))?.state.providerContinuation ?? null;
         await this.append(
           claim,
-          [{ type: 'run.checkpointed', runId: claim.runId, actorType: 'worker', data: { checkpointVersion: checkpointVersion + 1, step } }],
-          { version: ++checkpointVersion, state: this.state(step, 'tools_completed', [], [], firstSequence, continuation) },
+          [
+            {
+              type: 'run.checkpointed',
+              runId: claim.runId,
+              actorType: 'worker',
+              data: { checkpointVersion: checkpointVersion + 1, step },
+            },
+          ],
+          {
+            version: ++checkpointVersion,
+            state: this.state(step, 'tools_completed', [], [], firstSequence, continuation),
+          },
         );
       }
       step += 1;
@@ -195,40 +250,113 @@ export class RunLoop {
       for (let attempt = 1; turn === null; attempt++) {
         // `run` was re-read at the top of this step; earlier attempts of this step are not in it yet.
         if (run.modelCallCount + (attempt - 1) >= run.limits.maxModelCalls) {
-          return { kind: 'failed', reason: 'max_model_calls_exceeded', message: `run reached its limit of ${run.limits.maxModelCalls} model calls`, errorCode: 'budget_exceeded' };
+          return {
+            kind: 'failed',
+            reason: 'max_model_calls_exceeded',
+            message: `run reached its limit of ${run.limits.maxModelCalls} model calls`,
+            errorCode: 'budget_exceeded',
+          };
         }
         const sessionEvents = await deps.store.listAfter(claim.sessionId, 0, principal, 1_000_000);
         const attemptId = deps.ids.uuid();
-        const request = buildModelRequest({ agent: { ...agent, modelPolicy: run.modelPolicy }, principal, runId: claim.runId, userMessageId: run.userMessageId, step, sessionEvents, tools: toolSpecs, nowIso: deps.clock.nowIso(), attemptId });
+        const request = buildModelRequest({
+          agent: { ...agent, modelPolicy: run.modelPolicy },
+          principal,
+          runId: claim.runId,
+          userMessageId: run.userMessageId,
+          step,
+          sessionEvents,
+          tools: toolSpecs,
+          nowIso: deps.clock.nowIso(),
+          attemptId,
+        });
         const modelCallId = deps.ids.uuid();
-        await this.append(claim, [{ type: 'model.request.started', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, provider: route.model.provider, model: route.model.model, prefixHash: request.prefixHash } }]);
+        await this.append(claim, [
+          {
+            type: 'model.request.started',
+            runId: claim.runId,
+            actorType: 'worker',
+            data: {
+              modelCallId,
+              step,
+              attempt,
+              provider: route.model.provider,
+              model: route.model.model,
+              prefixHash: request.prefixHash,
+            },
+          },
+        ]);
         // The active tool loop's provider-opaque continuation rides along only to the provider that made it (plan §10.6).
         const continuation = (await deps.checkpoints.latest(claim.runId))?.state.providerContinuation ?? null;
         const providerRequest = withProviderContinuation(request, continuation, route.model.provider);
         const t0 = deps.clock.nowMs();
         try {
           if (providerRequest.tools.length > 0 && !route.capabilities.toolCalling) {
-            throw new ModelPermanentError(`model "${route.model.model}" of provider "${route.model.provider}" lacks tool_calling, which this agent's tools need`, { missing: ['tool_calling'] });
+            throw new ModelPermanentError(
+              `model "${route.model.model}" of provider "${route.model.provider}" lacks tool_calling, which this agent's tools need`,
+              { missing: ['tool_calling'] },
+            );
           }
           const deadlineMs = run.deadlineAt ? Date.parse(run.deadlineAt) : null;
           turn = await assembleTurn(
-            route.provider.stream(providerRequest, route.model, { attemptId, attemptNumber: attempt, deadlineMs, signal }),
-            (d) => deps.transient.publish({ sessionId: claim.sessionId, runId: claim.runId, kind: d.type, text: d.text }).catch(() => undefined),
+            route.provider.stream(providerRequest, route.model, {
+              attemptId,
+              attemptNumber: attempt,
+              deadlineMs,
+              signal,
+            }),
+            (d) =>
+              deps.transient
+                .publish({ sessionId: claim.sessionId, runId: claim.runId, kind: d.type, text: d.text })
+                .catch(() => undefined),
           );
         } catch (e) {
           const latencyMs = deps.clock.nowMs() - t0;
           if (signal.aborted) {
             const why = stopReasonOf(signal);
             if (why !== 'fenced' && why !== 'abandon') {
-              await this.append(claim, [{ type: 'model.request.failed', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, errorCode: 'aborted', message: `model call aborted (${why ?? 'shutdown'})`, retryable: true, latencyMs } }]);
+              await this.append(claim, [
+                {
+                  type: 'model.request.failed',
+                  runId: claim.runId,
+                  actorType: 'worker',
+                  data: {
+                    modelCallId,
+                    step,
+                    attempt,
+                    errorCode: 'aborted',
+                    message: `model call aborted (${why ?? 'shutdown'})`,
+                    retryable: true,
+                    latencyMs,
+                  },
+                },
+              ]);
             }
             return 'stopped';
           }
           const c = classifyModelError(e);
-          await this.append(claim, [{ type: 'model.request.failed', runId: claim.runId, actorType: 'worker', data: { modelCallId, step, attempt, errorCode: c.code, message: c.message, retryable: c.retryable, latencyMs } }]);
+          await this.append(claim, [
+            {
+              type: 'model.request.failed',
+              runId: claim.runId,
+              actorType: 'worker',
+              data: {
+                modelCallId,
+                step,
+                attempt,
+                errorCode: c.code,
+                message: c.message,
+                retryable: c.retryable,
+                latencyMs,
+              },
+            },
+          ]);
           // A provider's retry-after (429/503) is honoured; the deadline check below still bounds it.
           const retryAfter = (e as { details?: { retryAfterMs?: unknown } }).details?.retryAfterMs;
-          const wait = Math.max(backoffMs(attempt, this.settings.retryBaseMs, this.settings.retryMaxMs, deps.ids.random()), typeof retryAfter === 'number' ? retryAfter : 0);
+          const wait = Math.max(
+            backoffMs(attempt, this.settings.retryBaseMs, this.settings.retryMaxMs, deps.ids.random()),
+            typeof retryAfter === 'number' ? retryAfter : 0,
+          );
           const deadlineMs = run.deadlineAt ? Date.parse(run.deadlineAt) : Infinity;
           if (!c.retryable || attempt >= this.settings.maxModelAttempts || deps.clock.nowMs() + wait >= deadlineMs) {
             return { kind: 'failed', reason: c.reason, message: c.message, errorCode: c.code };
@@ -243,20 +371,38 @@ export class RunLoop {
         const loopContinues = turn.toolCalls.length > 0 || turn.malformedToolCalls.length > 0;
         await this.append(
           claim,
-          [{
-            type: 'model.response.completed',
-            runId: claim.runId,
-            actorType: 'worker',
-            data: {
-              modelCallId, step, attempt, stopReason: turn.stopReason, usage: turn.usage,
-              cost: priced.cost, costSource: priced.costSource,
-              toolCalls: turn.toolCalls.map((c) => ({ callId: c.callId, name: c.name })), textLength: turn.text.length, latencyMs,
+          [
+            {
+              type: 'model.response.completed',
+              runId: claim.runId,
+              actorType: 'worker',
+              data: {
+                modelCallId,
+                step,
+                attempt,
+                stopReason: turn.stopReason,
+                usage: turn.usage,
+                cost: priced.cost,
+                costSource: priced.costSource,
+                toolCalls: turn.toolCalls.map((c) => ({ callId: c.callId, name: c.name })),
+                textLength: turn.text.length,
+                latencyMs,
+              },
             },
-          }],
+          ],
           {
             version: ++checkpointVersion,
             // Kept only while the tool loop goes on; a final answer ends the loop and drops it.
-            state: this.state(step, 'model_completed', turn.toolCalls, turn.malformedToolCalls, firstSequence, loopContinues && turn.reasoningItems.length ? { provider: route.model.provider, items: turn.reasoningItems } : null),
+            state: this.state(
+              step,
+              'model_completed',
+              turn.toolCalls,
+              turn.malformedToolCalls,
+              firstSequence,
+              loopContinues && turn.reasoningItems.length
+                ? { provider: route.model.provider, items: turn.reasoningItems }
+                : null,
+            ),
           },
         );
       }
@@ -269,7 +415,12 @@ export class RunLoop {
         continue;
       }
       if (turn.text.trim() === '') {
-        return { kind: 'failed', reason: 'empty_model_turn', message: 'the model returned neither text nor tool calls', errorCode: 'model_protocol_error' };
+        return {
+          kind: 'failed',
+          reason: 'empty_model_turn',
+          message: 'the model returned neither text nor tool calls',
+          errorCode: 'model_protocol_error',
+        };
       }
       return { kind: 'completed', text: turn.text };
     }
@@ -289,17 +440,29 @@ export class RunLoop {
     // Malformed calls become proposed calls whose arguments failed to parse; the model is told so.
     const calls: ToolCallItem[] = [
       ...pending.calls,
-      ...pending.malformed.map((m) => ({ kind: 'tool_call' as const, callId: m.callId, name: m.name, arguments: { _unparsed_arguments: m.raw.slice(0, 2000) } })),
+      ...pending.malformed.map((m) => ({
+        kind: 'tool_call' as const,
+        callId: m.callId,
+        name: m.name,
+        arguments: { _unparsed_arguments: m.raw.slice(0, 2000) },
+      })),
     ];
-    const parallel = calls.length > 1 && calls.every((c) => {
-      const spec = this.deps.registry.get(c.name)?.spec;
-      return spec !== undefined && spec.allowParallel && (spec.idempotency === 'read_only');
-    });
+    const parallel =
+      calls.length > 1 &&
+      calls.every((c) => {
+        const spec = this.deps.registry.get(c.name)?.spec;
+        return spec !== undefined && spec.allowParallel && spec.idempotency === 'read_only';
+      });
     let used = (await this.deps.runs.get(claim.runId, null))!.toolCallCount;
     const guard = (): Outcome | 'stopped' | null => {
       if (signal.aborted) return 'stopped';
       if (used >= run.limits.maxToolCalls) {
-        return { kind: 'failed', reason: 'max_tool_calls_exceeded', message: `run reached its limit of ${run.limits.maxToolCalls} tool calls`, errorCode: 'budget_exceeded' };
+        return {
+          kind: 'failed',
+          reason: 'max_tool_calls_exceeded',
+          message: `run reached its limit of ${run.limits.maxToolCalls} tool calls`,
+          errorCode: 'budget_exceeded',
+        };
       }
       return null;
     };
@@ -314,7 +477,12 @@ export class RunLoop {
       if (r.kind === 'suspend') return r;
       if (r.kind === 'stopped') return 'stopped';
       if (r.kind === 'loop_detected') {
-        return { kind: 'failed', reason: 'loop_detected', message: `the model repeated the identical call ${r.toolName} without new evidence`, errorCode: 'loop_detected' };
+        return {
+          kind: 'failed',
+          reason: 'loop_detected',
+          message: `the model repeated the identical call ${r.toolName} without new evidence`,
+          errorCode: 'loop_detected',
+        };
       }
       return signal.aborted ? 'stopped' : null;
     };
@@ -333,10 +501,20 @@ export class RunLoop {
     if (signal.aborted) return 'stopped';
     if (run.cancelRequestedAt) return { kind: 'cancelled', reason: 'cancel requested' };
     if (run.deadlineAt && this.deps.clock.nowMs() >= Date.parse(run.deadlineAt)) {
-      return { kind: 'failed', reason: 'deadline_exceeded', message: `run passed its deadline ${run.deadlineAt}`, errorCode: 'deadline_exceeded' };
+      return {
+        kind: 'failed',
+        reason: 'deadline_exceeded',
+        message: `run passed its deadline ${run.deadlineAt}`,
+        errorCode: 'deadline_exceeded',
+      };
     }
     if (step > run.limits.maxSteps) {
-      return { kind: 'failed', reason: 'max_steps_exceeded', message: `run reached its limit of ${run.limits.maxSteps} steps`, errorCode: 'budget_exceeded' };
+      return {
+        kind: 'failed',
+        reason: 'max_steps_exceeded',
+        message: `run reached its limit of ${run.limits.maxSteps} steps`,
+        errorCode: 'budget_exceeded',
+      };
     }
     return null;
   }
@@ -344,13 +522,28 @@ export class RunLoop {
   private checkTokenBudgets(run: RunRecord): Outcome | null {
     const { limits, usage } = run;
     if (limits.maxInputTokens !== null && totalInputTokens(usage) > limits.maxInputTokens) {
-      return { kind: 'failed', reason: 'token_budget_exceeded', message: `input tokens ${totalInputTokens(usage)} exceed ${limits.maxInputTokens}`, errorCode: 'budget_exceeded' };
+      return {
+        kind: 'failed',
+        reason: 'token_budget_exceeded',
+        message: `input tokens ${totalInputTokens(usage)} exceed ${limits.maxInputTokens}`,
+        errorCode: 'budget_exceeded',
+      };
     }
     if (limits.maxOutputTokens !== null && usage.outputTokens > limits.maxOutputTokens) {
-      return { kind: 'failed', reason: 'token_budget_exceeded', message: `output tokens ${usage.outputTokens} exceed ${limits.maxOutputTokens}`, errorCode: 'budget_exceeded' };
+      return {
+        kind: 'failed',
+        reason: 'token_budget_exceeded',
+        message: `output tokens ${usage.outputTokens} exceed ${limits.maxOutputTokens}`,
+        errorCode: 'budget_exceeded',
+      };
     }
     if (limits.maxCost !== null && Number(usage.cost) > Number(limits.maxCost)) {
-      return { kind: 'failed', reason: 'cost_budget_exceeded', message: `cost ${usage.cost} exceeds ${limits.maxCost}`, errorCode: 'budget_exceeded' };
+      return {
+        kind: 'failed',
+        reason: 'cost_budget_exceeded',
+        message: `cost ${usage.cost} exceeds ${limits.maxCost}`,
+        errorCode: 'budget_exceeded',
+      };
     }
     return null;
   }
@@ -363,7 +556,15 @@ export class RunLoop {
     fromSequence: number,
     continuation: CheckpointState['providerContinuation'] = null,
   ): CheckpointState {
-    return { schema: 1, step, phase, pendingToolCalls: calls, malformedToolCalls: malformed, providerContinuation: continuation, conversationRange: { fromSequence } };
+    return {
+      schema: 1,
+      step,
+      phase,
+      pendingToolCalls: calls,
+      malformedToolCalls: malformed,
+      providerContinuation: continuation,
+      conversationRange: { fromSequence },
+    };
   }
 
   private async firstSequenceOfRun(claim: RunClaim, principal: Principal): Promise<number> {
@@ -379,12 +580,22 @@ export class RunLoop {
   private async suspend(claim: RunClaim, step: number, s: Suspension): Promise<void> {
     const cp = await this.deps.checkpoints.latest(claim.runId);
     const version = (cp?.version ?? 0) + 1;
-    const state: CheckpointState = cp && cp.state.step === step && cp.state.phase === 'model_completed'
-      ? cp.state
-      : this.state(step, 'model_completed', [], [], cp?.state.conversationRange.fromSequence ?? 0);
+    const state: CheckpointState =
+      cp && cp.state.step === step && cp.state.phase === 'model_completed'
+        ? cp.state
+        : this.state(step, 'model_completed', [], [], cp?.state.conversationRange.fromSequence ?? 0);
     await this.append(
       claim,
-      [...s.before, { type: 'run.checkpointed', runId: claim.runId, actorType: 'worker', data: { checkpointVersion: version, step } }, s.wait],
+      [
+        ...s.before,
+        {
+          type: 'run.checkpointed',
+          runId: claim.runId,
+          actorType: 'worker',
+          data: { checkpointVersion: version, step },
+        },
+        s.wait,
+      ],
       { version, state },
     );
   }
@@ -403,7 +614,13 @@ export class RunLoop {
             ] as NewEvent[];
           })()
         : outcome.kind === 'failed'
-          ? [{ ...base, type: 'run.failed', data: { reason: outcome.reason, message: outcome.message, errorCode: outcome.errorCode } }]
+          ? [
+              {
+                ...base,
+                type: 'run.failed',
+                data: { reason: outcome.reason, message: outcome.message, errorCode: outcome.errorCode },
+              },
+            ]
           : [{ ...base, type: 'run.cancelled', data: { reason: outcome.reason } }];
     const cp = await this.deps.checkpoints.latest(runId);
     const prev = cp?.state;

@@ -88,34 +88,57 @@ export class ToolPipeline {
       if (tool) {
         const prior = await this.deps.runs.priorInvocations(ctx.runId, call.name, argsHash);
         const answered = prior.filter((p) => p.status === 'succeeded');
-        const sameEvidence = answered.length >= LOOP_THRESHOLD && answered.every((p) => JSON.stringify(p.result) === JSON.stringify(answered[0].result));
+        const sameEvidence =
+          answered.length >= LOOP_THRESHOLD &&
+          answered.every((p) => JSON.stringify(p.result) === JSON.stringify(answered[0].result));
         if (sameEvidence) return { kind: 'loop_detected', toolName: call.name };
       }
       await append([
         ev({
           type: 'tool.call.proposed',
-          data: { invocationId, step: ctx.step, callId: call.callId, toolName: call.name, toolVersion: tool?.spec.version ?? null, arguments: call.arguments, argumentsHash: argsHash, idempotencyKey: key },
+          data: {
+            invocationId,
+            step: ctx.step,
+            callId: call.callId,
+            toolName: call.name,
+            toolVersion: tool?.spec.version ?? null,
+            arguments: call.arguments,
+            argumentsHash: argsHash,
+            idempotencyKey: key,
+          },
         }),
       ]);
     }
     const policyVersion = this.deps.policy.version;
     const deny = (reasonCode: string, explanation: string, version = policyVersion) =>
-      append([ev({ type: 'tool.call.denied', data: { invocationId, reasonCode, explanation, policyVersion: version } })]).then(() => ({ kind: 'done' }) as const);
+      append([
+        ev({ type: 'tool.call.denied', data: { invocationId, reasonCode, explanation, policyVersion: version } }),
+      ]).then(() => ({ kind: 'done' }) as const);
 
     // 1-3: resolve, enabled for the agent, principal scopes. Unknown tools never get further.
     if (!tool) return deny('unknown_tool', `no tool named "${call.name}" is registered`);
-    if (!ctx.agent.enabledTools.includes(call.name)) return deny('tool_not_enabled', `tool "${call.name}" is not enabled for agent ${ctx.agent.id}`);
+    if (!ctx.agent.enabledTools.includes(call.name))
+      return deny('tool_not_enabled', `tool "${call.name}" is not enabled for agent ${ctx.agent.id}`);
     const missing = tool.spec.requiredScopes.filter((s) => !ctx.principal.scopes.has(s));
     if (missing.length > 0) return deny('missing_scope', `principal lacks scope(s): ${missing.join(', ')}`);
 
     const started = clock.nowMs();
     const fail = (errorCode: string, message: string, retryable: boolean) =>
-      append([ev({ type: 'tool.call.failed', data: { invocationId, errorCode, message, retryable, latencyMs: clock.nowMs() - started } })]).then(() => ({ kind: 'done' }) as const);
+      append([
+        ev({
+          type: 'tool.call.failed',
+          data: { invocationId, errorCode, message, retryable, latencyMs: clock.nowMs() - started },
+        }),
+      ]).then(() => ({ kind: 'done' }) as const);
 
     // 4: validate (strict JSON Schema, unknown arguments refused).
     const checked = registry.validateArguments(call.name, call.arguments);
     if (!checked.ok) {
-      return fail('tool_validation_error', `invalid arguments for ${call.name}: ${checked.errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`, false);
+      return fail(
+        'tool_validation_error',
+        `invalid arguments for ${call.name}: ${checked.errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`,
+        false,
+      );
     }
     // 5: normalize (e.g. workspace paths: absolute and `..` refused here, before the tool runs).
     const ext = extensionsOf(tool);
@@ -132,41 +155,64 @@ export class ToolPipeline {
 
     const status = existing?.status ?? 'proposed';
     const authorize = (d: { decision: string; reasonCode: string; policyVersion: string }) =>
-      append([ev({ type: 'tool.call.authorized', data: { invocationId, decision: d.decision, reasonCode: d.reasonCode, policyVersion: d.policyVersion } })]);
+      append([
+        ev({
+          type: 'tool.call.authorized',
+          data: { invocationId, decision: d.decision, reasonCode: d.reasonCode, policyVersion: d.policyVersion },
+        }),
+      ]);
 
     // 7: approval.
     switch (status) {
       case 'proposed':
-        if (decision.decision === 'require_approval') return this.requestApproval(ctx, invocationId, tool.spec, args, decision);
+        if (decision.decision === 'require_approval')
+          return this.requestApproval(ctx, invocationId, tool.spec, args, decision);
         await authorize(decision);
         break;
       case 'waiting_for_approval': {
         const approval = await records.approvalForInvocation(invocationId, 'tool_call');
         if (!approval || approval.status === 'pending') {
           if (!approval) return this.requestApproval(ctx, invocationId, tool.spec, args, decision);
-          return { kind: 'suspend', before: [], wait: ev({ type: 'run.waiting_for_approval', data: { approvalId: approval.id } }) };
+          return {
+            kind: 'suspend',
+            before: [],
+            wait: ev({ type: 'run.waiting_for_approval', data: { approvalId: approval.id } }),
+          };
         }
         if (approval.status !== 'approved') {
           // The resolver normally records the denial itself; this covers a resolution without it.
-          return deny(approval.status === 'expired' ? 'approval_expired' : 'approval_denied', 'the action was not approved, so it was not performed');
+          return deny(
+            approval.status === 'expired' ? 'approval_expired' : 'approval_denied',
+            'the action was not approved, so it was not performed',
+          );
         }
         // Revalidated above: a policy that now denies has already refused; otherwise the human's approval stands.
-        await authorize({ decision: 'approved', reasonCode: decision.decision === 'require_approval' ? 'human_approved' : decision.reasonCode, policyVersion: decision.policyVersion });
+        await authorize({
+          decision: 'approved',
+          reasonCode: decision.decision === 'require_approval' ? 'human_approved' : decision.reasonCode,
+          policyVersion: decision.policyVersion,
+        });
         break;
       }
       case 'authorized':
         break; // crashed after authorization, before the tool started: nothing ran yet
       case 'running':
-        if (tool.spec.idempotency === 'non_idempotent' && existing?.effectSentAt) return this.markUncertain(ctx, invocationId, tool.spec, args, existing);
+        if (tool.spec.idempotency === 'non_idempotent' && existing?.effectSentAt)
+          return this.markUncertain(ctx, invocationId, tool.spec, args, existing);
         if (ext.control === 'ask_user') return this.askUser(ctx, invocationId, args, false);
         break; // read-only, idempotent and conditional (we always pass the key) tools retry (§8.4)
       case 'uncertain': {
         const review = await records.approvalForInvocation(invocationId, 'uncertain_review');
         if (!review || review.status === 'pending') {
           if (!review) return this.markUncertain(ctx, invocationId, tool.spec, args, existing!, false);
-          return { kind: 'suspend', before: [], wait: ev({ type: 'run.waiting_for_approval', data: { approvalId: review.id } }) };
+          return {
+            kind: 'suspend',
+            before: [],
+            wait: ev({ type: 'run.waiting_for_approval', data: { approvalId: review.id } }),
+          };
         }
-        if (review.status !== 'approved') return fail('uncertain_marked_failed', 'a human reviewer marked the ambiguous execution as failed', false);
+        if (review.status !== 'approved')
+          return fail('uncertain_marked_failed', 'a human reviewer marked the ambiguous execution as failed', false);
         break; // a human chose "retry": execute again, knowingly
       }
       default:
@@ -177,7 +223,8 @@ export class ToolPipeline {
 
     // 8: execute with timeout; the watermark precedes a non-idempotent effect.
     await append([ev({ type: 'tool.call.started', data: { invocationId } })]);
-    if (tool.spec.idempotency === 'non_idempotent') await append([ev({ type: 'tool.call.effect_started', data: { invocationId } })]);
+    if (tool.spec.idempotency === 'non_idempotent')
+      await append([ev({ type: 'tool.call.effect_started', data: { invocationId } })]);
     const result = await this.execute(tool.spec.timeoutSeconds, ctx, invocationId, key, args, call.name);
     // Told to stop before the tool answered: write nothing more. Recovery retries a safe tool and
     // reviews an unsafe one. A result that did arrive is still recorded (it happened).
@@ -188,14 +235,26 @@ export class ToolPipeline {
     if (!validated.ok) return fail('tool_result_validation_error', `${call.name} returned an invalid result`, false);
     // Trust label (§11.2); untrusted content is handed to the model as labelled, delimited data.
     const trust = await this.trustOf(ext.trust ?? 'internal_tool', ctx.runId, result.output);
-    const labelled = trust === 'external_untrusted' ? { trust, notice: UNTRUSTED_NOTICE, data: result.output } : result.output;
+    const labelled =
+      trust === 'external_untrusted' ? { trust, notice: UNTRUSTED_NOTICE, data: result.output } : result.output;
     // 10: truncate; 11: persist.
     const { output, truncated } = truncate(labelled, tool.spec.maximumOutputBytes);
-    await append([ev({ type: 'tool.call.completed', data: { invocationId, result: output, truncated, latencyMs: clock.nowMs() - started, trust } })]);
+    await append([
+      ev({
+        type: 'tool.call.completed',
+        data: { invocationId, result: output, truncated, latencyMs: clock.nowMs() - started, trust },
+      }),
+    ]);
     return { kind: 'done' };
   }
 
-  private requestApproval(ctx: ToolCallContext, invocationId: string, spec: ToolSpec, args: Record<string, unknown>, decision: PolicyDecision): ToolCallOutcome {
+  private requestApproval(
+    ctx: ToolCallContext,
+    invocationId: string,
+    spec: ToolSpec,
+    args: Record<string, unknown>,
+    decision: PolicyDecision,
+  ): ToolCallOutcome {
     const approvalId = this.deps.ids.uuid();
     const ev = <T extends NewEvent>(e: T): T => ({ ...e, runId: ctx.runId, actorType: 'worker' });
     return {
@@ -223,11 +282,26 @@ export class ToolPipeline {
   }
 
   /** A non-idempotent call past its watermark: UNCERTAIN, and a human decides (retry or fail). Never a blind retry. */
-  private markUncertain(ctx: ToolCallContext, invocationId: string, spec: ToolSpec, args: Record<string, unknown>, inv: InvocationRecord, withEvent = true): ToolCallOutcome {
+  private markUncertain(
+    ctx: ToolCallContext,
+    invocationId: string,
+    spec: ToolSpec,
+    args: Record<string, unknown>,
+    inv: InvocationRecord,
+    withEvent = true,
+  ): ToolCallOutcome {
     const approvalId = this.deps.ids.uuid();
     const ev = <T extends NewEvent>(e: T): T => ({ ...e, runId: ctx.runId, actorType: 'worker' });
     const before: NewEvent[] = withEvent
-      ? [ev({ type: 'tool.call.uncertain', data: { invocationId, reason: `the worker stopped after ${spec.name} began its effect at ${inv.effectSentAt}; whether it took effect is unknown` } })]
+      ? [
+          ev({
+            type: 'tool.call.uncertain',
+            data: {
+              invocationId,
+              reason: `the worker stopped after ${spec.name} began its effect at ${inv.effectSentAt}; whether it took effect is unknown`,
+            },
+          }),
+        ]
       : [];
     before.push(
       ev({
@@ -251,7 +325,12 @@ export class ToolPipeline {
   }
 
   /** conversation.ask_user: the question id is the invocation id, so an answer is idempotent on (run, question). */
-  private async askUser(ctx: ToolCallContext, invocationId: string, args: Record<string, unknown>, start: boolean): Promise<ToolCallOutcome> {
+  private async askUser(
+    ctx: ToolCallContext,
+    invocationId: string,
+    args: Record<string, unknown>,
+    start: boolean,
+  ): Promise<ToolCallOutcome> {
     const ev = <T extends NewEvent>(e: T): T => ({ ...e, runId: ctx.runId, actorType: 'worker' });
     return {
       kind: 'suspend',
@@ -283,14 +362,38 @@ export class ToolPipeline {
     const timer = setTimeout(() => controller.abort(new Error('timeout')), timeoutSeconds * 1000);
     try {
       const timeout = new Promise<ToolResult>((resolve) =>
-        controller.signal.addEventListener('abort', () => resolve({ ok: false, errorCode: 'tool_timeout', message: `${name} did not finish within ${timeoutSeconds}s`, retryable: true }), { once: true }),
+        controller.signal.addEventListener(
+          'abort',
+          () =>
+            resolve({
+              ok: false,
+              errorCode: 'tool_timeout',
+              message: `${name} did not finish within ${timeoutSeconds}s`,
+              retryable: true,
+            }),
+          { once: true },
+        ),
       );
       return await Promise.race([
-        tool.execute(args, { runId: ctx.runId, sessionId: ctx.sessionId, tenantId: ctx.principal.tenantId, principalId: ctx.principal.principalId, invocationId, idempotencyKey: key, clock: this.deps.clock, signal: controller.signal }),
+        tool.execute(args, {
+          runId: ctx.runId,
+          sessionId: ctx.sessionId,
+          tenantId: ctx.principal.tenantId,
+          principalId: ctx.principal.principalId,
+          invocationId,
+          idempotencyKey: key,
+          clock: this.deps.clock,
+          signal: controller.signal,
+        }),
         timeout,
       ]);
     } catch (e) {
-      return { ok: false, errorCode: 'tool_execution_error', message: e instanceof Error ? e.message : String(e), retryable: false };
+      return {
+        ok: false,
+        errorCode: 'tool_execution_error',
+        message: e instanceof Error ? e.message : String(e),
+        retryable: false,
+      };
     } finally {
       clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onAbort);
@@ -308,7 +411,10 @@ function safeHash(args: Record<string, unknown>, fallback: string): string {
 }
 
 /** Keeps results under the tool's output ceiling; oversize output is replaced by a marked excerpt. */
-export function truncate(output: Record<string, unknown>, maxBytes: number): { output: Record<string, unknown>; truncated: boolean } {
+export function truncate(
+  output: Record<string, unknown>,
+  maxBytes: number,
+): { output: Record<string, unknown>; truncated: boolean } {
   const text = JSON.stringify(output);
   if (Buffer.byteLength(text) <= maxBytes) return { output, truncated: false };
   const marker = `[truncated: ${Buffer.byteLength(text)} bytes exceed the ${maxBytes}-byte limit]`;

@@ -71,7 +71,12 @@ export class Worker {
           .then((r) => {
             this.stats[r] += 1;
           })
-          .catch((e: unknown) => this.log.error('run execution failed', { runId: claim.runId, error: e instanceof Error ? e.message : String(e) }))
+          .catch((e: unknown) =>
+            this.log.error('run execution failed', {
+              runId: claim.runId,
+              error: e instanceof Error ? e.message : String(e),
+            }),
+          )
           .finally(() => {
             this.active.delete(job);
             this.nudge();

@@ -5,9 +5,19 @@ import { isSubsequence } from '../support/platform';
 import { ensureBuilt, ROOT } from '../support/processes';
 
 const PLAN_26 = [
-  'run.queued', 'run.started', 'model.request.started', 'model.response.completed', 'tool.call.proposed',
-  'tool.call.authorized', 'tool.call.started', 'tool.call.completed', 'run.checkpointed', 'model.request.started',
-  'model.response.completed', 'assistant.message.completed', 'run.completed',
+  'run.queued',
+  'run.started',
+  'model.request.started',
+  'model.response.completed',
+  'tool.call.proposed',
+  'tool.call.authorized',
+  'tool.call.started',
+  'tool.call.completed',
+  'run.checkpointed',
+  'model.request.started',
+  'model.response.completed',
+  'assistant.message.completed',
+  'run.completed',
 ];
 
 let tdb: TestDb;
@@ -30,7 +40,10 @@ describe('the agent CLI', () => {
   it('runs "What is 17 multiplied by 23?" printing the plan §26 events in order and 391', () => {
     const r = agent(['run', 'What is 17 multiplied by 23?']);
     expect(r.status).toBe(0);
-    const types = r.stdout.split('\n').map((l) => l.trim().split(/\s+/)[0] ?? '').filter((w) => /^[a-z_]+\.[a-z_.]+$/.test(w));
+    const types = r.stdout
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/)[0] ?? '')
+      .filter((w) => /^[a-z_]+\.[a-z_.]+$/.test(w));
     expect(isSubsequence(PLAN_26, types)).toBe(true);
     expect(r.stdout).toContain('The result is 391.');
   });
@@ -38,7 +51,10 @@ describe('the agent CLI', () => {
   it('streams NDJSON with --json and shows a run with run get', () => {
     const r = agent(['run', '--json', 'what is 2^10']);
     expect(r.status).toBe(0);
-    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; runId: string });
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; runId: string });
     expect(events.at(-1)?.type).toBe('run.completed');
     const got = agent(['run', 'get', events[0].runId]);
     expect(got.status).toBe(0);

@@ -100,7 +100,13 @@ const authorized = (invocationId: string) =>
   ev('tool.call.authorized', { invocationId, decision: 'allow', reasonCode: 'pure_computation', policyVersion: 'p' });
 const started = (invocationId: string) => ev('tool.call.started', { invocationId });
 const completed = (invocationId: string) =>
-  ev('tool.call.completed', { invocationId, result: { result: '391' }, truncated: false, latencyMs: 1, trust: 'internal_tool' });
+  ev('tool.call.completed', {
+    invocationId,
+    result: { result: '391' },
+    truncated: false,
+    latencyMs: 1,
+    trust: 'internal_tool',
+  });
 
 /** A completed calculator run like case 2's, with overrides for the bit a test breaks. */
 function calculatorObservation(over: { run?: Partial<ObservedRun>; events?: StoredEvent[] } = {}): Observation {

@@ -38,7 +38,13 @@ describe('npm start on a machine with no DATABASE_URL', () => {
   it('serves /health/ready from an embedded PostgreSQL and stops everything on SIGTERM', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-core-start-'));
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), AGENT_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      AGENT_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    };
     // `npm start` runs the build first (prestart); `exec` in the script makes SIGTERM reach node.
     const child = spawn('npm', ['start', '--silent'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -19,12 +19,22 @@ afterAll(async () => {
 
 describe('a worker killed with SIGKILL', () => {
   it('loses nothing: another worker finishes the run once, with one answer and one calculator execution', async () => {
-    const env = { DATABASE_URL: tdb.url, AGENT_LEASE_SECONDS: '3', FAKE_MODEL_LATENCY_MS: '800', AGENT_POLL_INTERVAL_MS: '500' };
+    const env = {
+      DATABASE_URL: tdb.url,
+      AGENT_LEASE_SECONDS: '3',
+      FAKE_MODEL_LATENCY_MS: '800',
+      AGENT_POLL_INTERVAL_MS: '500',
+    };
     const first = startAgent(['worker'], env);
     procs.push(first);
     const { runId } = await t.submit('What is 17 multiplied by 23?');
     // Wait for the first checkpoint (written with the first model response), then kill -9.
-    await waitFor('the first checkpoint', async () => (await t.platform.checkpoints.latest(runId)) !== null, 30_000, 20).catch((e: Error) => {
+    await waitFor(
+      'the first checkpoint',
+      async () => (await t.platform.checkpoints.latest(runId)) !== null,
+      30_000,
+      20,
+    ).catch((e: Error) => {
       throw new Error(`${e.message}; worker output:\n${first.output()}`);
     });
     first.child.kill('SIGKILL');
@@ -40,9 +50,15 @@ describe('a worker killed with SIGKILL', () => {
     // The calculator ran to completion once per distinct call. (A kill that lands while the read-only
     // calculator is executing legitimately re-runs it — plan §8.4 — but never completes it twice.)
     const completed = events.filter((e) => e.type === 'tool.call.completed');
-    const proposed = new Set(events.filter((e) => e.type === 'tool.call.proposed').map((e) => (e.type === 'tool.call.proposed' ? e.data.invocationId : '')));
+    const proposed = new Set(
+      events
+        .filter((e) => e.type === 'tool.call.proposed')
+        .map((e) => (e.type === 'tool.call.proposed' ? e.data.invocationId : '')),
+    );
     expect(completed.length).toBe(proposed.size);
-    expect(new Set(completed.map((e) => (e.type === 'tool.call.completed' ? e.data.invocationId : ''))).size).toBe(proposed.size);
+    expect(new Set(completed.map((e) => (e.type === 'tool.call.completed' ? e.data.invocationId : ''))).size).toBe(
+      proposed.size,
+    );
     expect(events.filter((e) => e.type === 'run.claimed').length).toBe(2);
     expect((await t.platform.runs.get(runId, null))?.finalText).toBe('The result is 391.');
   });

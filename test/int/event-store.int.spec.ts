@@ -46,7 +46,8 @@ describe('PgEventStore', () => {
     const r = await store.append(sid, [userMessage('hello')], { tenantId: TENANT });
     expect(r.lastSequence).toBe(2);
     expect(r.events[0].id).toBeGreaterThan(0);
-    const row = (await db.query('SELECT next_event_sequence, message_count, status FROM sessions WHERE id = $1', [sid])).rows[0];
+    const row = (await db.query('SELECT next_event_sequence, message_count, status FROM sessions WHERE id = $1', [sid]))
+      .rows[0];
     expect(row).toEqual({ next_event_sequence: '2', message_count: 1, status: 'active' });
   });
 
@@ -58,7 +59,9 @@ describe('PgEventStore', () => {
         for (let i = 0; i < perWriter; i++) await store.append(sid, [userMessage(`w${w} m${i}`)], { tenantId: TENANT });
       }),
     );
-    const seqs = (await db.query<{ sequence: string }>('SELECT sequence FROM events WHERE session_id = $1 ORDER BY sequence', [sid])).rows.map((r) => Number(r.sequence));
+    const seqs = (
+      await db.query<{ sequence: string }>('SELECT sequence FROM events WHERE session_id = $1 ORDER BY sequence', [sid])
+    ).rows.map((r) => Number(r.sequence));
     const n = 1 + 8 * perWriter;
     expect(seqs).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     const s = (await db.query('SELECT next_event_sequence, message_count FROM sessions WHERE id = $1', [sid])).rows[0];
@@ -67,14 +70,18 @@ describe('PgEventStore', () => {
 
   it('refuses an append whose expected sequence is stale and writes nothing', async () => {
     const sid = await newSession();
-    await expect(store.append(sid, [userMessage('x')], { tenantId: TENANT, expectedSequence: 5 })).rejects.toBeInstanceOf(ConcurrencyConflict);
+    await expect(
+      store.append(sid, [userMessage('x')], { tenantId: TENANT, expectedSequence: 5 }),
+    ).rejects.toBeInstanceOf(ConcurrencyConflict);
     expect((await store.listAfter(sid, 0, LOCAL_PRINCIPAL)).length).toBe(1);
   });
 
   it('refuses an unknown event type, an invalid payload and a credential, writing nothing', async () => {
     const sid = await newSession();
     const bad = { type: 'run.exploded', data: {} } as unknown as NewEvent;
-    await expect(store.append(sid, [userMessage('ok'), bad], { tenantId: TENANT })).rejects.toBeInstanceOf(UnknownEventTypeError);
+    await expect(store.append(sid, [userMessage('ok'), bad], { tenantId: TENANT })).rejects.toBeInstanceOf(
+      UnknownEventTypeError,
+    );
     const invalid = { type: 'user.message.created', data: { messageId: 'm', content: [] } } as unknown as NewEvent;
     await expect(store.append(sid, [invalid], { tenantId: TENANT })).rejects.toThrow(/user.message.created.*content/);
     await expect(store.append(sid, [invalid], { tenantId: TENANT })).rejects.toBeInstanceOf(InvalidEventPayloadError);
@@ -98,17 +105,33 @@ describe('PgEventStore', () => {
   it('refuses a write fenced by a newer lease epoch', async () => {
     const sid = await newSession();
     const runId = randomUUID();
-    await store.append(sid, [runQueued(runId), { type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }], { tenantId: TENANT });
-    await store.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], { tenantId: TENANT, fence: { runId, leaseEpoch: 1 } }).catch(() => undefined);
+    await store.append(
+      sid,
+      [runQueued(runId), { type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }],
+      { tenantId: TENANT },
+    );
+    await store
+      .append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], {
+        tenantId: TENANT,
+        fence: { runId, leaseEpoch: 1 },
+      })
+      .catch(() => undefined);
     // w2 legitimately takes over (no fence), then w1's write is refused.
-    await store.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], { tenantId: TENANT });
+    await store.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], {
+      tenantId: TENANT,
+    });
     await expect(
-      store.append(sid, [{ type: 'run.checkpointed', runId, data: { checkpointVersion: 1, step: 1 } }], { tenantId: TENANT, fence: { runId, leaseEpoch: 1 } }),
+      store.append(sid, [{ type: 'run.checkpointed', runId, data: { checkpointVersion: 1, step: 1 } }], {
+        tenantId: TENANT,
+        fence: { runId, leaseEpoch: 1 },
+      }),
     ).rejects.toBeInstanceOf(LeaseFencedError);
   });
 
   it('reads a frozen v1 fixture back in the current shape', async () => {
-    const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'events', 'user.message.created.v1.json'), 'utf8'));
+    const fixture = JSON.parse(
+      fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'events', 'user.message.created.v1.json'), 'utf8'),
+    );
     const sid = await newSession();
     await db.query(
       `INSERT INTO events (session_id, sequence, event_type, payload_schema_version, payload, actor_type, tenant_id, created_at)
@@ -142,10 +165,14 @@ describe('PgEventStore', () => {
     await store.append(sid, [userMessage('two')], { tenantId: TENANT });
     // …then a repair rewrites it from the log…
     await rebuildProjections(db, { verify: false, projections: ['sessions'] });
-    expect((await db.query('SELECT message_count FROM sessions WHERE id = $1', [sid])).rows[0]).toEqual({ message_count: 2 });
+    expect((await db.query('SELECT message_count FROM sessions WHERE id = $1', [sid])).rows[0]).toEqual({
+      message_count: 2,
+    });
     // …and the next append from the cache must not bring the bad value back.
     await store.append(sid, [userMessage('three')], { tenantId: TENANT });
-    expect((await db.query('SELECT message_count FROM sessions WHERE id = $1', [sid])).rows[0]).toEqual({ message_count: 3 });
+    expect((await db.query('SELECT message_count FROM sessions WHERE id = $1', [sid])).rows[0]).toEqual({
+      message_count: 3,
+    });
   });
 
   it('hides another tenant’s events', async () => {
@@ -187,7 +214,10 @@ describe('PgEventStore', () => {
       seen.push(...page.events.map((e) => e.id));
       pos = page.position;
     }
-    expect(seen.filter((id) => id === lower.events[0].id || id === higher.events[0].id)).toEqual([lower.events[0].id, higher.events[0].id]);
+    expect(seen.filter((id) => id === lower.events[0].id || id === higher.events[0].id)).toEqual([
+      lower.events[0].id,
+      higher.events[0].id,
+    ]);
     expect(new Set(seen).size).toBe(seen.length);
   });
 });

@@ -2,8 +2,17 @@ import { createDataSource, MIGRATIONS } from '../../ormconfig';
 import { createTestDb, type TestDb } from '../support/test-db';
 
 const TABLES = [
-  'events', 'sessions', 'runs', 'checkpoints', 'tool_invocations', 'approvals', 'artifacts', 'agents',
-  'idempotency_keys', 'projection_watermarks', 'model_calls',
+  'events',
+  'sessions',
+  'runs',
+  'checkpoints',
+  'tool_invocations',
+  'approvals',
+  'artifacts',
+  'agents',
+  'idempotency_keys',
+  'projection_watermarks',
+  'model_calls',
 ];
 
 let tdb: TestDb;
@@ -13,7 +22,9 @@ beforeAll(async () => {
 afterAll(() => tdb.drop());
 
 async function tables(ds: ReturnType<typeof createDataSource>): Promise<string[]> {
-  const rows = await ds.query<{ table_name: string }[]>(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`);
+  const rows = await ds.query<{ table_name: string }[]>(
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`,
+  );
   return rows.map((r) => r.table_name).sort();
 }
 

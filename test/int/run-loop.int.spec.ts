@@ -71,14 +71,18 @@ describe('the run loop', () => {
     expect(await t.waitForTerminal(runId)).toBe('failed');
     const run = await t.platform.runs.get(runId, null);
     // A hanging model that hits the deadline surfaces either as the deadline gate or as the exhausted transient retries.
-    if (reason === 'deadline_exceeded') expect(['deadline_exceeded', 'model_transient_exhausted']).toContain(run?.failure?.reason);
+    if (reason === 'deadline_exceeded')
+      expect(['deadline_exceeded', 'model_transient_exhausted']).toContain(run?.failure?.reason);
     else expect(run?.failure?.reason).toBe(reason);
     const types = (await t.events(runId)).map((e) => e.type);
     expect(types.filter((x) => TERMINAL.includes(x))).toEqual(['run.failed']);
   });
 
   it('counts each model call once against max_model_calls', async () => {
-    const { runId } = await t.submit('go', { modelPolicy: 'fake:step_limit', limits: { maxSteps: 5, maxModelCalls: 7, maxToolCalls: 20 } });
+    const { runId } = await t.submit('go', {
+      modelPolicy: 'fake:step_limit',
+      limits: { maxSteps: 5, maxModelCalls: 7, maxToolCalls: 20 },
+    });
     expect(await t.waitForTerminal(runId)).toBe('failed');
     const run = await t.platform.runs.get(runId, null);
     expect(run?.failure?.reason).toBe('max_steps_exceeded');
@@ -100,7 +104,8 @@ describe('the run loop', () => {
     worker = t.platform.createWorker({ concurrency: 4, pollIntervalMs: 200, drainMs: 5000 });
     await worker.start();
     const running = await t.submit('go', { modelPolicy: 'fake:hanging_model' });
-    for (let i = 0; i < 100 && (await t.platform.runs.get(running.runId, null))?.status !== 'running'; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && (await t.platform.runs.get(running.runId, null))?.status !== 'running'; i++)
+      await new Promise((r) => setTimeout(r, 50));
     const r2 = await t.commands.execute(new CancelRunCommand(LOCAL_PRINCIPAL, running.runId));
     expect(r2.outcome).toBe('cancel_requested');
     expect(await t.waitForTerminal(running.runId)).toBe('cancelled');
@@ -128,12 +133,17 @@ describe('the run loop', () => {
   });
 
   it('keeps checkpoint size constant as a run grows', async () => {
-    const { runId } = await t.submit('go', { modelPolicy: 'fake:step_limit', limits: { maxSteps: 12, maxModelCalls: 20, maxToolCalls: 20 } });
+    const { runId } = await t.submit('go', {
+      modelPolicy: 'fake:step_limit',
+      limits: { maxSteps: 12, maxModelCalls: 20, maxToolCalls: 20 },
+    });
     await t.waitForTerminal(runId);
-    const sizes = (await t.platform.db.query<{ version: number; size: number; phase: string }>(
-      `SELECT version, octet_length(state::text) AS size, state->>'phase' AS phase FROM checkpoints WHERE run_id = $1 AND state->>'phase' = 'tools_completed' ORDER BY version`,
-      [runId],
-    )).rows;
+    const sizes = (
+      await t.platform.db.query<{ version: number; size: number; phase: string }>(
+        `SELECT version, octet_length(state::text) AS size, state->>'phase' AS phase FROM checkpoints WHERE run_id = $1 AND state->>'phase' = 'tools_completed' ORDER BY version`,
+        [runId],
+      )
+    ).rows;
     expect(sizes.length).toBeGreaterThanOrEqual(10);
     const first = sizes[1].size;
     const last = sizes[sizes.length - 1].size;

@@ -16,7 +16,8 @@ afterAll(async () => {
   await tdb.drop();
 });
 
-const eventCount = async () => Number((await t.platform.db.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0].n);
+const eventCount = async () =>
+  Number((await t.platform.db.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0].n);
 
 describe('submitting a message', () => {
   it('creates exactly one run, and a repeated idempotency key returns the original run', async () => {
@@ -27,13 +28,17 @@ describe('submitting a message', () => {
     expect(b.replayed).toBe(true);
     const runs = await t.platform.db.query('SELECT id FROM runs WHERE session_id = $1', [s.id]);
     expect(runs.rowCount).toBe(1);
-    await expect(t.commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, 'different', 'key-1'))).rejects.toBeInstanceOf(ConflictError);
+    await expect(
+      t.commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, 'different', 'key-1')),
+    ).rejects.toBeInstanceOf(ConflictError);
   });
 
   it('refuses a second message while the session has an active run, naming that run', async () => {
     const s = await t.commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
     const a = await t.commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, 'first'));
-    const err = await t.commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, 'second')).catch((e: unknown) => e);
+    const err = await t.commands
+      .execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, 'second'))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as ConflictError).details.activeRunId).toBe(a.runId);
   });
@@ -45,14 +50,20 @@ describe('submitting a message', () => {
   ])('refuses %s before anything is stored', async (_label, text, type) => {
     const s = await t.commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
     const before = await eventCount();
-    await expect(t.commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text))).rejects.toBeInstanceOf(type);
+    await expect(t.commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text))).rejects.toBeInstanceOf(
+      type,
+    );
     expect(await eventCount()).toBe(before);
   });
 
   it('refuses an unknown agent and an unknown session before anything is stored', async () => {
     const before = await eventCount();
-    await expect(t.commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL, 'no-such-agent'))).rejects.toBeInstanceOf(NotFoundError);
-    await expect(t.commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, '00000000-0000-4000-8000-000000000000', 'hi'))).rejects.toBeInstanceOf(NotFoundError);
+    await expect(t.commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL, 'no-such-agent'))).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+    await expect(
+      t.commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, '00000000-0000-4000-8000-000000000000', 'hi')),
+    ).rejects.toBeInstanceOf(NotFoundError);
     expect(await eventCount()).toBe(before);
   });
 

@@ -23,7 +23,9 @@ describe('workers racing over the queue', () => {
     const runIds: string[] = [];
     for (let i = 0; i < 200; i++) {
       const s = await t.commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
-      runIds.push((await t.commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, `What is ${i} plus 1?`))).runId);
+      runIds.push(
+        (await t.commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, `What is ${i} plus 1?`))).runId,
+      );
     }
     const a = t.platform.createWorker({ workerId: 'worker-a', concurrency: 4, pollIntervalMs: 100, drainMs: 5000 });
     const b = t.platform.createWorker({ workerId: 'worker-b', concurrency: 4, pollIntervalMs: 100, drainMs: 5000 });
@@ -60,7 +62,8 @@ describe('workers racing over the queue', () => {
     const { runId } = await t.submit('go', { modelPolicy: 'fake:hanging_model' });
     const w = t.platform.createWorker({ concurrency: 1, pollIntervalMs: 100, drainMs: 0, onlyRunId: runId });
     await w.start();
-    for (let i = 0; i < 100 && (await t.platform.runs.get(runId, null))?.status !== 'running'; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && (await t.platform.runs.get(runId, null))?.status !== 'running'; i++)
+      await new Promise((r) => setTimeout(r, 50));
     await w.stop(0);
     const run = await t.platform.runs.get(runId, null);
     expect(run?.status).toBe('queued');

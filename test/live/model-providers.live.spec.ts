@@ -27,7 +27,13 @@ function request(text: string, conversation: ModelRequest['conversation'] = []):
   return {
     modelPolicy: 'live',
     system: 'You are a terse assistant. Use math_calculate for arithmetic.',
-    tools: [{ name: 'math.calculate', description: 'Evaluates an arithmetic expression.', inputSchema: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] } }],
+    tools: [
+      {
+        name: 'math.calculate',
+        description: 'Evaluates an arithmetic expression.',
+        inputSchema: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] },
+      },
+    ],
     conversation: [{ kind: 'user', messageId: 'live-1', content: [{ type: 'text', text }] }, ...conversation],
     maximumOutputTokens: 2048,
     temperature: null,
@@ -42,7 +48,13 @@ async function call(policy: string, req: ModelRequest) {
   if (spent.greaterThanOrEqualTo(MAX_COST)) throw new Error(`live cost ceiling (${MAX_COST.toString()}) reached`);
   calls += 1;
   const route = router.resolve(policy, { toolCalling: true });
-  const turn = await assembleTurn(route.provider.stream(req, route.model, { attemptId: `live-${calls}`, attemptNumber: 1, deadlineMs: Date.now() + 120_000 }));
+  const turn = await assembleTurn(
+    route.provider.stream(req, route.model, {
+      attemptId: `live-${calls}`,
+      attemptNumber: 1,
+      deadlineMs: Date.now() + 120_000,
+    }),
+  );
   spent = spent.plus(priceModelCall(turn.usage, turn.providerCost, route.billing).cost);
   return turn;
 }
@@ -62,16 +74,31 @@ describe('live model providers', () => {
     console.log(`live model tests: ${calls} calls, $${spent.toFixed()} spent`);
   });
   for (const [label, policy, enabled] of cases) {
-    (enabled ? it : it.skip)(`${label}: calls the calculator tool and answers after the result`, async () => {
-      const first = await call(policy, request('What is 17 multiplied by 23? Use the tool.'));
-      expect(first.toolCalls.length).toBeGreaterThan(0);
-      const c = first.toolCalls[0];
-      const second = await call(
-        policy,
-        request('What is 17 multiplied by 23? Use the tool.', [...first.reasoningItems, c, { kind: 'tool_result', callId: c.callId, name: c.name, output: { value: 391 }, isError: false, trust: 'tool_untrusted' }]),
-      );
-      expect(second.text).toContain('391');
-      expect(second.usage.uncachedInputTokens + second.usage.cachedInputTokens).toBeGreaterThan(0);
-    }, 180_000);
+    (enabled ? it : it.skip)(
+      `${label}: calls the calculator tool and answers after the result`,
+      async () => {
+        const first = await call(policy, request('What is 17 multiplied by 23? Use the tool.'));
+        expect(first.toolCalls.length).toBeGreaterThan(0);
+        const c = first.toolCalls[0];
+        const second = await call(
+          policy,
+          request('What is 17 multiplied by 23? Use the tool.', [
+            ...first.reasoningItems,
+            c,
+            {
+              kind: 'tool_result',
+              callId: c.callId,
+              name: c.name,
+              output: { value: 391 },
+              isError: false,
+              trust: 'tool_untrusted',
+            },
+          ]),
+        );
+        expect(second.text).toContain('391');
+        expect(second.usage.uncachedInputTokens + second.usage.cachedInputTokens).toBeGreaterThan(0);
+      },
+      180_000,
+    );
   }
 });

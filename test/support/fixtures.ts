@@ -6,11 +6,18 @@ import type { Clock } from '../../src/ports/clock';
 export const TENANT = 'local';
 
 export function sessionCreated(principalId = 'local-user'): NewEvent<'session.created'> {
-  return { type: 'session.created', data: { agentId: 'general', agentVersion: 1, principalId, title: null, metadata: {} } };
+  return {
+    type: 'session.created',
+    data: { agentId: 'general', agentVersion: 1, principalId, title: null, metadata: {} },
+  };
 }
 
 export function userMessage(text: string): NewEvent<'user.message.created'> {
-  return { type: 'user.message.created', actorType: 'user', data: { messageId: randomUUID(), content: [{ type: 'text', text }] } };
+  return {
+    type: 'user.message.created',
+    actorType: 'user',
+    data: { messageId: randomUUID(), content: [{ type: 'text', text }] },
+  };
 }
 
 export function runQueued(runId: string, idempotencyKey: string | null = null): NewEvent<'run.queued'> {

@@ -22,8 +22,14 @@ export interface TestPlatform {
 }
 
 export async function createTestPlatform(url: string, settings: Partial<Settings> = {}): Promise<TestPlatform> {
-  const platform = await createPlatform({ ...loadSettings({}), ...settings }, { service: 'test', databaseUrl: url, quiet: true, migrate: false, poolSize: 20 });
-  const app: INestApplicationContext = await NestFactory.createApplicationContext(AppModule.forPlatform(platform, { http: false }), { logger: false });
+  const platform = await createPlatform(
+    { ...loadSettings({}), ...settings },
+    { service: 'test', databaseUrl: url, quiet: true, migrate: false, poolSize: 20 },
+  );
+  const app: INestApplicationContext = await NestFactory.createApplicationContext(
+    AppModule.forPlatform(platform, { http: false }),
+    { logger: false },
+  );
   const commands = app.get(CommandBus);
   const queries = app.get(QueryBus);
   return {

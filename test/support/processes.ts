@@ -18,7 +18,11 @@ function newestMtime(dir: string): number {
 export function ensureBuilt(): void {
   const built = fs.existsSync(ENTRY) ? fs.statSync(ENTRY).mtimeMs : 0;
   if (built < Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')))) {
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+      { cwd: ROOT, stdio: 'inherit' },
+    );
   }
 }
 
@@ -42,7 +46,12 @@ export function startAgent(args: string[], env: Record<string, string>): Proc {
   return { child, output: () => out, exited };
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+  everyMs = 100,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn().catch(() => null);

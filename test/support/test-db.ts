@@ -10,7 +10,8 @@ export interface TestDb {
 
 function adminUrl(): string {
   const url = process.env.TEST_PG_ADMIN_URL;
-  if (!url) throw new Error('TEST_PG_ADMIN_URL is not set: run the suite through jest (global setup starts PostgreSQL)');
+  if (!url)
+    throw new Error('TEST_PG_ADMIN_URL is not set: run the suite through jest (global setup starts PostgreSQL)');
   return url;
 }
 
@@ -40,5 +41,9 @@ export async function createTestDb(opts: { migrated?: boolean } = {}): Promise<T
     }
   }
   const url = withDatabase(adminUrl(), name);
-  return { url, name, drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined) };
+  return {
+    url,
+    name,
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+  };
 }

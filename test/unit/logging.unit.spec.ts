@@ -18,7 +18,13 @@ describe('the structured logger', () => {
     const log = createLogger({ level: 'info', service: 'test', destination }).child({ runId: 'r-1', traceId: 't-1' });
     log.info('model call finished', { latencyMs: 12 });
     const entry = JSON.parse(lines[0]) as Record<string, unknown>;
-    expect(entry).toMatchObject({ service: 'test', runId: 'r-1', traceId: 't-1', latencyMs: 12, msg: 'model call finished' });
+    expect(entry).toMatchObject({
+      service: 'test',
+      runId: 'r-1',
+      traceId: 't-1',
+      latencyMs: 12,
+      msg: 'model call finished',
+    });
   });
 
   it('never writes keys, tokens, authorization headers, prompts or credential-looking strings', () => {
@@ -32,7 +38,12 @@ describe('the structured logger', () => {
       nested: { deeper: { token: 'x' } },
     });
     const text = lines.join('\n');
-    for (const secret of ['abc.def.ghi', 'sk-live-123', 'the whole system prompt', 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789']) {
+    for (const secret of [
+      'abc.def.ghi',
+      'sk-live-123',
+      'the whole system prompt',
+      'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789',
+    ]) {
       expect(text).not.toContain(secret);
     }
     expect(text).toContain('[REDACTED]');

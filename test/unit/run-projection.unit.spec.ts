@@ -2,17 +2,37 @@ import { runProjection } from '../../src/domain/projections/run-projection';
 import type { StoredEvent } from '../../src/domain/events/payloads';
 import { DEFAULT_LIMITS } from '../../src/domain/run/limits';
 
-const base = { id: 1, sessionId: 's', runId: 'r', schemaVersion: 1, actorType: 'worker', actorId: null, tenantId: 'local', traceId: null } as const;
-const ev = (sequence: number, type: string, data: Record<string, unknown>, createdAt = `2026-11-30T10:00:0${sequence}.000Z`) =>
-  ({ ...base, sequence, type, data, createdAt }) as unknown as StoredEvent;
+const base = {
+  id: 1,
+  sessionId: 's',
+  runId: 'r',
+  schemaVersion: 1,
+  actorType: 'worker',
+  actorId: null,
+  tenantId: 'local',
+  traceId: null,
+} as const;
+const ev = (
+  sequence: number,
+  type: string,
+  data: Record<string, unknown>,
+  createdAt = `2026-11-30T10:00:0${sequence}.000Z`,
+) => ({ ...base, sequence, type, data, createdAt }) as unknown as StoredEvent;
 
 function fold(events: StoredEvent[]) {
   return events.reduce<Record<string, unknown> | undefined>((row, e) => runProjection.evolve(row, e), undefined)!;
 }
 
 const queued = ev(1, 'run.queued', {
-  agentId: 'general', agentVersion: 1, principalId: 'p', modelPolicy: 'demo', userMessageId: null,
-  limits: DEFAULT_LIMITS, priority: 100, idempotencyKey: null, requestHash: null,
+  agentId: 'general',
+  agentVersion: 1,
+  principalId: 'p',
+  modelPolicy: 'demo',
+  userMessageId: null,
+  limits: DEFAULT_LIMITS,
+  priority: 100,
+  idempotencyKey: null,
+  requestHash: null,
 });
 
 describe('the run projection', () => {
@@ -51,6 +71,10 @@ describe('the run projection', () => {
       ev(2, 'run.claimed', { workerId: 'w', leaseEpoch: 1, attempt: 1 }),
       ev(3, 'run.failed', { reason: 'max_steps_exceeded', message: 'limit', errorCode: 'budget_exceeded' }),
     ]);
-    expect(row).toMatchObject({ status: 'failed', lease_owner: null, failure: { reason: 'max_steps_exceeded', message: 'limit', errorCode: 'budget_exceeded' } });
+    expect(row).toMatchObject({
+      status: 'failed',
+      lease_owner: null,
+      failure: { reason: 'max_steps_exceeded', message: 'limit', errorCode: 'budget_exceeded' },
+    });
   });
 });

@@ -48,7 +48,15 @@ interface AgentYaml {
   enabled_tools: string[];
   enabled_skills?: string[];
   policy_profile: string;
-  limits: { max_steps: number; max_model_calls: number; max_tool_calls: number; max_input_tokens?: number | null; max_output_tokens?: number | null; max_cost?: string | null; deadline_seconds?: number | null };
+  limits: {
+    max_steps: number;
+    max_model_calls: number;
+    max_tool_calls: number;
+    max_input_tokens?: number | null;
+    max_output_tokens?: number | null;
+    max_cost?: string | null;
+    deadline_seconds?: number | null;
+  };
   metadata?: Record<string, unknown>;
 }
 
@@ -104,9 +112,24 @@ export class YamlAgentCatalog implements AgentCatalog {
    * `modelPolicyOverride` (AGENT_MODEL_POLICY) applies to every agent version at read time, so it
    * takes effect for new runs whenever it is set — not only when a version is first stored.
    */
-  static async open(db: Database, specs: readonly AgentSpec[], modelPolicyOverride: string | null = null): Promise<YamlAgentCatalog> {
+  static async open(
+    db: Database,
+    specs: readonly AgentSpec[],
+    modelPolicyOverride: string | null = null,
+  ): Promise<YamlAgentCatalog> {
     for (const a of specs) {
-      const row = [a.id, a.version, a.name, a.instructions, a.modelPolicy, JSON.stringify(a.enabledTools), JSON.stringify(a.enabledSkills), a.policyProfile, JSON.stringify(a.limits), JSON.stringify(a.metadata)];
+      const row = [
+        a.id,
+        a.version,
+        a.name,
+        a.instructions,
+        a.modelPolicy,
+        JSON.stringify(a.enabledTools),
+        JSON.stringify(a.enabledSkills),
+        a.policyProfile,
+        JSON.stringify(a.limits),
+        JSON.stringify(a.metadata),
+      ];
       const inserted = await db.query(
         `INSERT INTO agents (id, version, name, instructions, model_policy, enabled_tools, enabled_skills, policy_profile, limits, metadata)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id, version) DO NOTHING`,
@@ -119,8 +142,15 @@ export class YamlAgentCatalog implements AgentCatalog {
         );
         const e = existing.rows[0];
         // jsonb reorders object keys, so compare canonical forms.
-        if (e.instructions !== a.instructions || canonical(e.enabled_tools) !== canonical(a.enabledTools) || canonical(e.limits) !== canonical(a.limits)) {
-          throw new ConfigurationError(`agent ${a.id} v${a.version} differs from the stored v${a.version}; bump its version`, { agentId: a.id });
+        if (
+          e.instructions !== a.instructions ||
+          canonical(e.enabled_tools) !== canonical(a.enabledTools) ||
+          canonical(e.limits) !== canonical(a.limits)
+        ) {
+          throw new ConfigurationError(
+            `agent ${a.id} v${a.version} differs from the stored v${a.version}; bump its version`,
+            { agentId: a.id },
+          );
         }
       }
     }
@@ -145,7 +175,10 @@ export class YamlAgentCatalog implements AgentCatalog {
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v);
 }

@@ -4,8 +4,20 @@ import type { Logger } from '../../ports/logger';
 
 /** Keys whose values are never written (plan §19 do-not-record list). */
 export const REDACTED_KEYS = [
-  'apiKey', 'api_key', 'authorization', 'Authorization', 'password', 'token', 'accessToken', 'refreshToken', 'secret',
-  'cookie', 'prompt', 'reasoning', 'arguments', 'result',
+  'apiKey',
+  'api_key',
+  'authorization',
+  'Authorization',
+  'password',
+  'token',
+  'accessToken',
+  'refreshToken',
+  'secret',
+  'cookie',
+  'prompt',
+  'reasoning',
+  'arguments',
+  'result',
 ];
 
 /** Replaces any string that looks like a credential, wherever it sits. */
@@ -43,7 +55,12 @@ class PinoLogger implements Logger {
 /** Structured JSON logs on stderr (stdout is reserved for CLI output). */
 export function createLogger(opts: { level: string; service: string; destination?: pino.DestinationStream }): Logger {
   const p = pino(
-    { level: opts.level, base: { service: opts.service, pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime, redact: { paths: REDACTED_KEYS.map((k) => `*.${k}`), censor: '[REDACTED]' } },
+    {
+      level: opts.level,
+      base: { service: opts.service, pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACTED_KEYS.map((k) => `*.${k}`), censor: '[REDACTED]' },
+    },
     opts.destination ?? pino.destination(2),
   );
   return new PinoLogger(p);

@@ -2,19 +2,28 @@ import { Pool, type PoolClient, type QueryResultRow } from 'pg';
 
 /** Anything that can run a parameterised query: the pool or a client inside a transaction. */
 export interface Queryable {
-  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+  query<R extends QueryResultRow = QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 /** The shared connection pool. One per process; each unit of work borrows its own client. */
 export class Database {
   readonly pool: Pool;
-  constructor(readonly url: string, max = 10) {
+  constructor(
+    readonly url: string,
+    max = 10,
+  ) {
     this.pool = new Pool({ connectionString: url, max, application_name: 'agent-core' });
     // An idle client that loses its server must not crash the process; the pool drops it.
     this.pool.on('error', () => undefined);
   }
 
-  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }> {
+  query<R extends QueryResultRow = QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }> {
     return this.pool.query<R>(text, values);
   }
 
@@ -43,7 +52,10 @@ export class Database {
 export function pgError(e: unknown): { code?: string; constraint?: string } {
   if (e && typeof e === 'object') {
     const { code, constraint } = e as { code?: unknown; constraint?: unknown };
-    return { code: typeof code === 'string' ? code : undefined, constraint: typeof constraint === 'string' ? constraint : undefined };
+    return {
+      code: typeof code === 'string' ? code : undefined,
+      constraint: typeof constraint === 'string' ? constraint : undefined,
+    };
   }
   return {};
 }

@@ -3,7 +3,12 @@ import { EVENT_CATALOG, isKnownEventType } from '../../domain/events/catalog';
 import type { EventType, NewEvent, StoredEvent } from '../../domain/events/payloads';
 import { findSecret } from '../../domain/events/secret-scan';
 import { upcast } from '../../domain/events/upcasters';
-import { CorruptEventError, InvalidEventPayloadError, SecretInPayloadError, UnknownEventTypeError } from '../../domain/errors';
+import {
+  CorruptEventError,
+  InvalidEventPayloadError,
+  SecretInPayloadError,
+  UnknownEventTypeError,
+} from '../../domain/errors';
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 const validators = new Map<string, ValidateFunction>();

@@ -10,7 +10,9 @@ export class PgSessionRepository implements SessionRepository {
 
   async get(sessionId: string, principal: Principal): Promise<SessionRecord | null> {
     if (!/^[0-9a-f-]{36}$/i.test(sessionId)) return null;
-    const r = (await this.db.query('SELECT * FROM sessions WHERE id = $1 AND tenant_id = $2', [sessionId, principal.tenantId])).rows[0];
+    const r = (
+      await this.db.query('SELECT * FROM sessions WHERE id = $1 AND tenant_id = $2', [sessionId, principal.tenantId])
+    ).rows[0];
     if (!r) return null;
     return {
       id: String(r.id),

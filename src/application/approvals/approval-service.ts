@@ -1,4 +1,10 @@
-import { AuthorizationError, ConcurrencyConflict, ConflictError, NotFoundError, ValidationError } from '../../domain/errors';
+import {
+  AuthorizationError,
+  ConcurrencyConflict,
+  ConflictError,
+  NotFoundError,
+  ValidationError,
+} from '../../domain/errors';
 import type { NewEvent } from '../../domain/events/payloads';
 import type { Principal } from '../../domain/principal';
 import { APPROVAL_DENIED, APPROVAL_EXPIRED, approvalOutcomeText, RUN_CANCELLED } from '../../domain/tools/outcomes';
@@ -45,14 +51,24 @@ function systemPrincipal(tenantId: string, principalId: string): Principal {
 export class ApprovalService {
   constructor(private readonly deps: ApprovalDeps) {}
 
-  async resolve(principal: Principal, approvalId: string, decision: unknown, reason: unknown): Promise<ResolvedApproval> {
+  async resolve(
+    principal: Principal,
+    approvalId: string,
+    decision: unknown,
+    reason: unknown,
+  ): Promise<ResolvedApproval> {
     if (decision !== 'approve_once' && decision !== 'deny') {
       throw new ValidationError(`decision must be one of ${APPROVAL_DECISIONS.join(', ')}`, { field: 'decision' });
     }
     if (reason !== null && reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON_CHARS)) {
-      throw new ValidationError(`reason must be a string of at most ${MAX_REASON_CHARS} characters or null`, { field: 'reason' });
+      throw new ValidationError(`reason must be a string of at most ${MAX_REASON_CHARS} characters or null`, {
+        field: 'reason',
+      });
     }
-    if (!principal.scopes.has('approvals.resolve')) throw new AuthorizationError('resolving approvals needs the approvals.resolve scope', { scope: 'approvals.resolve' });
+    if (!principal.scopes.has('approvals.resolve'))
+      throw new AuthorizationError('resolving approvals needs the approvals.resolve scope', {
+        scope: 'approvals.resolve',
+      });
     const why = typeof reason === 'string' && reason.trim() !== '' ? reason.trim() : null;
     return this.withRetries(approvalId, principal, async (a, lastSequence) => {
       const resolved = (d: 'approved' | 'denied'): NewEvent => ({
@@ -63,16 +79,31 @@ export class ApprovalService {
         data: { approvalId: a.id, decision: d, resolvedBy: principal.principalId, reason: why },
       });
       const events: NewEvent[] = [resolved(decision === 'approve_once' ? 'approved' : 'denied')];
-      if (decision === 'deny' && a.invocationId) events.push(this.refusal(a, principal.principalId, a.actionKind === 'uncertain_review' ? 'review_failed' : APPROVAL_DENIED, why));
+      if (decision === 'deny' && a.invocationId)
+        events.push(
+          this.refusal(
+            a,
+            principal.principalId,
+            a.actionKind === 'uncertain_review' ? 'review_failed' : APPROVAL_DENIED,
+            why,
+          ),
+        );
       events.push({
         type: 'run.resumed',
         runId: a.runId,
         actorType: 'user',
         actorId: principal.principalId,
-        data: { reason: `${a.actionKind === 'uncertain_review' ? 'review' : 'approval'}_${decision === 'approve_once' ? 'approved' : 'denied'}` },
+        data: {
+          reason: `${a.actionKind === 'uncertain_review' ? 'review' : 'approval'}_${decision === 'approve_once' ? 'approved' : 'denied'}`,
+        },
       });
       await this.deps.store.append(a.sessionId, events, { tenantId: a.tenantId, expectedSequence: lastSequence });
-      return { approvalId: a.id, runId: a.runId, status: decision === 'approve_once' ? 'approved' : 'denied', run: 'resumed' };
+      return {
+        approvalId: a.id,
+        runId: a.runId,
+        status: decision === 'approve_once' ? 'approved' : 'denied',
+        run: 'resumed',
+      };
     });
   }
 
@@ -89,17 +120,42 @@ export class ApprovalService {
       try {
         done.push(
           await this.withRetries(candidate.id, actor, async (a, lastSequence) => {
-            if (!a.expiresAt || Date.parse(a.expiresAt) > this.deps.clock.nowMs()) throw new ConflictError('not expired', {});
+            if (!a.expiresAt || Date.parse(a.expiresAt) > this.deps.clock.nowMs())
+              throw new ConflictError('not expired', {});
             const base = { runId: a.runId, actorType: 'system' as const, actorId: actor.principalId };
-            const events: NewEvent[] = [{ ...base, type: 'approval.resolved', data: { approvalId: a.id, decision: 'expired', resolvedBy: actor.principalId, reason: 'approval expired' } }];
+            const events: NewEvent[] = [
+              {
+                ...base,
+                type: 'approval.resolved',
+                data: {
+                  approvalId: a.id,
+                  decision: 'expired',
+                  resolvedBy: actor.principalId,
+                  reason: 'approval expired',
+                },
+              },
+            ];
             if (a.invocationId) events.push(this.refusal(a, actor.principalId, APPROVAL_EXPIRED, null));
             if (onExpiry === 'fail_run') {
-              events.push({ ...base, type: 'run.failed', data: { reason: 'approval_expired', message: `approval ${a.id} expired at ${a.expiresAt}`, errorCode: APPROVAL_EXPIRED } });
+              events.push({
+                ...base,
+                type: 'run.failed',
+                data: {
+                  reason: 'approval_expired',
+                  message: `approval ${a.id} expired at ${a.expiresAt}`,
+                  errorCode: APPROVAL_EXPIRED,
+                },
+              });
             } else {
               events.push({ ...base, type: 'run.resumed', data: { reason: 'approval_expired' } });
             }
             await this.deps.store.append(a.sessionId, events, { tenantId: a.tenantId, expectedSequence: lastSequence });
-            return { approvalId: a.id, runId: a.runId, status: 'expired', run: onExpiry === 'fail_run' ? 'finished' : 'resumed' };
+            return {
+              approvalId: a.id,
+              runId: a.runId,
+              status: 'expired',
+              run: onExpiry === 'fail_run' ? 'finished' : 'resumed',
+            };
           }),
         );
       } catch (e) {
@@ -118,7 +174,13 @@ export class ApprovalService {
     const pending = await this.deps.records.pendingApprovalsOfRun(runId);
     return pending.flatMap((a) => {
       const base = { runId: a.runId, actorType: 'user' as const, actorId };
-      const events: NewEvent[] = [{ ...base, type: 'approval.resolved', data: { approvalId: a.id, decision: 'denied', resolvedBy: actorId, reason: 'run cancelled' } }];
+      const events: NewEvent[] = [
+        {
+          ...base,
+          type: 'approval.resolved',
+          data: { approvalId: a.id, decision: 'denied', resolvedBy: actorId, reason: 'run cancelled' },
+        },
+      ];
       if (a.invocationId && a.actionKind === 'tool_call') events.push(this.refusal(a, actorId, RUN_CANCELLED, null));
       return events;
     });
@@ -138,34 +200,65 @@ export class ApprovalService {
   private refusal(a: ApprovalRecord, actorId: string, code: string, reason: string | null): NewEvent {
     const base = { runId: a.runId, actorType: 'user' as const, actorId };
     if (code === 'review_failed') {
-      return { ...base, type: 'tool.call.failed', data: { invocationId: a.invocationId!, errorCode: 'uncertain_marked_failed', message: 'a human reviewer marked the ambiguous execution as failed; it may or may not have taken effect and will not be retried', retryable: false, latencyMs: 0 } };
+      return {
+        ...base,
+        type: 'tool.call.failed',
+        data: {
+          invocationId: a.invocationId!,
+          errorCode: 'uncertain_marked_failed',
+          message:
+            'a human reviewer marked the ambiguous execution as failed; it may or may not have taken effect and will not be retried',
+          retryable: false,
+          latencyMs: 0,
+        },
+      };
     }
     return {
       ...base,
       type: 'tool.call.denied',
-      data: { invocationId: a.invocationId!, reasonCode: code, explanation: approvalOutcomeText(code as typeof APPROVAL_DENIED, reason), policyVersion: a.policyVersion ?? 'unknown' },
+      data: {
+        invocationId: a.invocationId!,
+        reasonCode: code,
+        explanation: approvalOutcomeText(code as typeof APPROVAL_DENIED, reason),
+        policyVersion: a.policyVersion ?? 'unknown',
+      },
     };
   }
 
-  private async withRetries<T>(approvalId: string, principal: Principal, write: (a: ApprovalRecord, lastSequence: number) => Promise<T>): Promise<T> {
+  private async withRetries<T>(
+    approvalId: string,
+    principal: Principal,
+    write: (a: ApprovalRecord, lastSequence: number) => Promise<T>,
+  ): Promise<T> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const located = await this.deps.records.approval(approvalId, principal.tenantId);
       if (!located) throw new NotFoundError(`approval ${approvalId} not found`, { approvalId });
       // Read the session sequence BEFORE the state the decision rests on: the approval and run rows
       // change in the same transaction as the sequence, so a resolution committed after this read
       // makes our conditional append fail instead of overwriting it.
-      const session = await this.deps.sessions.get(located.sessionId, { ...principal, tenantId: located.tenantId, principalId: (await this.deps.runs.get(located.runId, null))?.principalId ?? principal.principalId });
+      const session = await this.deps.sessions.get(located.sessionId, {
+        ...principal,
+        tenantId: located.tenantId,
+        principalId: (await this.deps.runs.get(located.runId, null))?.principalId ?? principal.principalId,
+      });
       if (!session) throw new NotFoundError(`approval ${approvalId} not found`, { approvalId });
       const a = await this.deps.records.approval(approvalId, principal.tenantId);
       if (!a) throw new NotFoundError(`approval ${approvalId} not found`, { approvalId });
       if (a.status !== 'pending') {
-        throw new ConflictError(`approval ${approvalId} is already ${a.status}`, { approvalId, status: a.status, resolvedBy: a.resolvedBy });
+        throw new ConflictError(`approval ${approvalId} is already ${a.status}`, {
+          approvalId,
+          status: a.status,
+          resolvedBy: a.resolvedBy,
+        });
       }
       // The approval was found in the principal's tenant; the approver need not own the run.
       const run = await this.deps.runs.get(a.runId, null);
       if (!run || run.tenantId !== a.tenantId) throw new NotFoundError(`run ${a.runId} not found`, { runId: a.runId });
       if (run.status !== 'waiting_for_approval') {
-        throw new ConflictError(`run ${run.id} is ${run.status}, not waiting for approval`, { runId: run.id, status: run.status });
+        throw new ConflictError(`run ${run.id} is ${run.status}, not waiting for approval`, {
+          runId: run.id,
+          status: run.status,
+        });
       }
       try {
         return await write(a, session.lastSequence);
@@ -173,6 +266,8 @@ export class ApprovalService {
         if (!(e instanceof ConcurrencyConflict)) throw e;
       }
     }
-    throw new ConflictError(`approval ${approvalId} kept changing while it was being resolved; try again`, { approvalId });
+    throw new ConflictError(`approval ${approvalId} kept changing while it was being resolved; try again`, {
+      approvalId,
+    });
   }
 }

@@ -37,7 +37,13 @@ export class ReviewUncertainInvocationCommand extends Command<ResolvedApproval> 
 
 abstract class ApprovalHandlerBase {
   protected readonly service: ApprovalService;
-  constructor(store: EventStore, runs: RunRepository, sessions: SessionRepository, records: ToolRecordStore, clock: Clock) {
+  constructor(
+    store: EventStore,
+    runs: RunRepository,
+    sessions: SessionRepository,
+    records: ToolRecordStore,
+    clock: Clock,
+  ) {
     this.service = new ApprovalService({ store, runs, sessions, records, clock });
   }
 }
@@ -60,7 +66,10 @@ export class ResolveApprovalHandler extends ApprovalHandlerBase implements IComm
 }
 
 @CommandHandler(ReviewUncertainInvocationCommand)
-export class ReviewUncertainInvocationHandler extends ApprovalHandlerBase implements ICommandHandler<ReviewUncertainInvocationCommand> {
+export class ReviewUncertainInvocationHandler
+  extends ApprovalHandlerBase
+  implements ICommandHandler<ReviewUncertainInvocationCommand>
+{
   constructor(
     @Inject(EVENT_STORE) store: EventStore,
     @Inject(RUN_REPOSITORY) runs: RunRepository,
@@ -72,12 +81,17 @@ export class ReviewUncertainInvocationHandler extends ApprovalHandlerBase implem
   }
 
   async execute(cmd: ReviewUncertainInvocationCommand): Promise<ResolvedApproval> {
-    if (cmd.action !== 'retry' && cmd.action !== 'fail') throw new ValidationError('action must be retry or fail', { field: 'action' });
+    if (cmd.action !== 'retry' && cmd.action !== 'fail')
+      throw new ValidationError('action must be retry or fail', { field: 'action' });
     const inv = await this.records.invocation(cmd.invocationId, cmd.principal.tenantId);
-    if (!inv) throw new NotFoundError(`tool invocation ${cmd.invocationId} not found`, { invocationId: cmd.invocationId });
+    if (!inv)
+      throw new NotFoundError(`tool invocation ${cmd.invocationId} not found`, { invocationId: cmd.invocationId });
     const review = await this.records.approvalForInvocation(inv.id, 'uncertain_review');
     if (!review || inv.status !== 'uncertain') {
-      throw new NotFoundError(`tool invocation ${cmd.invocationId} is ${inv.status}, not awaiting an uncertainty review`, { invocationId: cmd.invocationId, status: inv.status });
+      throw new NotFoundError(
+        `tool invocation ${cmd.invocationId} is ${inv.status}, not awaiting an uncertainty review`,
+        { invocationId: cmd.invocationId, status: inv.status },
+      );
     }
     return this.service.resolve(cmd.principal, review.id, cmd.action === 'retry' ? 'approve_once' : 'deny', cmd.reason);
   }

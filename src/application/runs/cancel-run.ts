@@ -62,25 +62,41 @@ export class CancelRunHandler implements ICommandHandler<CancelRunCommand> {
       try {
         if (run.status === 'running') {
           if (run.cancelRequestedAt) return { runId: run.id, outcome: 'cancel_requested', status: run.status };
-          await this.store.append(run.sessionId, [{ ...actor, type: 'run.cancel_requested', data: { reason: cmd.reason } }], {
-            tenantId: cmd.principal.tenantId,
-            expectedSequence: session.lastSequence,
-          });
+          await this.store.append(
+            run.sessionId,
+            [{ ...actor, type: 'run.cancel_requested', data: { reason: cmd.reason } }],
+            {
+              tenantId: cmd.principal.tenantId,
+              expectedSequence: session.lastSequence,
+            },
+          );
           return { runId: run.id, outcome: 'cancel_requested', status: 'running' };
         }
         const reaped: NewEvent[] =
           run.status === 'waiting_for_approval'
-            ? await new ApprovalService({ store: this.store, runs: this.runs, sessions: this.sessions, records: this.records, clock: this.clock }).reapEventsForCancel(run.id, cmd.principal.principalId)
+            ? await new ApprovalService({
+                store: this.store,
+                runs: this.runs,
+                sessions: this.sessions,
+                records: this.records,
+                clock: this.clock,
+              }).reapEventsForCancel(run.id, cmd.principal.principalId)
             : [];
-        await this.store.append(run.sessionId, [...reaped, { ...actor, type: 'run.cancelled', data: { reason: cmd.reason } }], {
-          tenantId: cmd.principal.tenantId,
-          expectedSequence: session.lastSequence,
-        });
+        await this.store.append(
+          run.sessionId,
+          [...reaped, { ...actor, type: 'run.cancelled', data: { reason: cmd.reason } }],
+          {
+            tenantId: cmd.principal.tenantId,
+            expectedSequence: session.lastSequence,
+          },
+        );
         return { runId: run.id, outcome: 'cancelled', status: 'cancelled' };
       } catch (e) {
         if (!(e instanceof ConcurrencyConflict)) throw e;
       }
     }
-    throw new ConcurrencyConflict(`run ${cmd.runId} kept changing while it was being cancelled; try again`, { runId: cmd.runId });
+    throw new ConcurrencyConflict(`run ${cmd.runId} kept changing while it was being cancelled; try again`, {
+      runId: cmd.runId,
+    });
   }
 }

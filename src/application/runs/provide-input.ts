@@ -44,9 +44,14 @@ interface Question {
 function questionsOf(events: readonly StoredEvent[]): Question[] {
   const answers = new Map<string, string>();
   for (const e of events) {
-    if (e.type === 'tool.call.completed' && typeof e.data.result.answer === 'string') answers.set(e.data.invocationId, e.data.result.answer);
+    if (e.type === 'tool.call.completed' && typeof e.data.result.answer === 'string')
+      answers.set(e.data.invocationId, e.data.result.answer);
   }
-  return events.flatMap((e) => (e.type === 'run.waiting_for_user' ? [{ questionId: e.data.questionId, answer: answers.get(e.data.questionId) ?? null }] : []));
+  return events.flatMap((e) =>
+    e.type === 'run.waiting_for_user'
+      ? [{ questionId: e.data.questionId, answer: answers.get(e.data.questionId) ?? null }]
+      : [],
+  );
 }
 
 /**
@@ -64,8 +69,10 @@ export class ProvideRunInputHandler implements ICommandHandler<ProvideRunInputCo
   ) {}
 
   async execute(cmd: ProvideRunInputCommand): Promise<ProvidedInput> {
-    if (typeof cmd.text !== 'string' || cmd.text.trim() === '') throw new ValidationError('input text must not be empty', { field: 'text' });
-    if (cmd.text.length > MAX_INPUT_CHARS) throw new ValidationError(`input text is longer than ${MAX_INPUT_CHARS} characters`, { field: 'text' });
+    if (typeof cmd.text !== 'string' || cmd.text.trim() === '')
+      throw new ValidationError('input text must not be empty', { field: 'text' });
+    if (cmd.text.length > MAX_INPUT_CHARS)
+      throw new ValidationError(`input text is longer than ${MAX_INPUT_CHARS} characters`, { field: 'text' });
     for (let attempt = 0; attempt < 10; attempt++) {
       const located = await this.runs.get(cmd.runId, cmd.principal);
       if (!located) throw new NotFoundError(`run ${cmd.runId} not found`, { runId: cmd.runId });
@@ -76,16 +83,30 @@ export class ProvideRunInputHandler implements ICommandHandler<ProvideRunInputCo
       if (!run) throw new NotFoundError(`run ${cmd.runId} not found`, { runId: cmd.runId });
       const questions = questionsOf(await this.store.listRunEvents(run.id, cmd.principal));
       const asked = cmd.questionId ? questions.filter((q) => q.questionId === cmd.questionId).at(-1) : questions.at(-1);
-      if (cmd.questionId && !asked) throw new NotFoundError(`run ${run.id} asked no question ${cmd.questionId}`, { runId: run.id, questionId: cmd.questionId });
+      if (cmd.questionId && !asked)
+        throw new NotFoundError(`run ${run.id} asked no question ${cmd.questionId}`, {
+          runId: run.id,
+          questionId: cmd.questionId,
+        });
       if (asked && asked.answer !== null) {
-        if (asked.answer === cmd.text) return { runId: run.id, questionId: asked.questionId, outcome: 'already_provided' };
-        throw new ConflictError(`question ${asked.questionId} of run ${run.id} was already answered`, { runId: run.id, questionId: asked.questionId });
+        if (asked.answer === cmd.text)
+          return { runId: run.id, questionId: asked.questionId, outcome: 'already_provided' };
+        throw new ConflictError(`question ${asked.questionId} of run ${run.id} was already answered`, {
+          runId: run.id,
+          questionId: asked.questionId,
+        });
       }
       if (run.status !== 'waiting_for_user' || !asked) {
-        throw new ConflictError(`run ${run.id} is ${run.status}, not waiting for user input`, { runId: run.id, status: run.status });
+        throw new ConflictError(`run ${run.id} is ${run.status}, not waiting for user input`, {
+          runId: run.id,
+          status: run.status,
+        });
       }
       const inv = await this.records.invocation(asked.questionId, cmd.principal.tenantId);
-      const choices = inv?.arguments.expected === 'choice' && Array.isArray(inv.arguments.choices) ? (inv.arguments.choices as unknown[]) : null;
+      const choices =
+        inv?.arguments.expected === 'choice' && Array.isArray(inv.arguments.choices)
+          ? (inv.arguments.choices as unknown[])
+          : null;
       if (choices && choices.length > 0 && !choices.includes(cmd.text)) {
         throw new ValidationError(`the answer must be one of: ${choices.map(String).join(', ')}`, { field: 'text' });
       }
@@ -94,7 +115,17 @@ export class ProvideRunInputHandler implements ICommandHandler<ProvideRunInputCo
         await this.store.append(
           run.sessionId,
           [
-            { ...actor, type: 'tool.call.completed', data: { invocationId: asked.questionId, result: { answer: cmd.text, question_id: asked.questionId }, truncated: false, latencyMs: 0, trust: 'user' } },
+            {
+              ...actor,
+              type: 'tool.call.completed',
+              data: {
+                invocationId: asked.questionId,
+                result: { answer: cmd.text, question_id: asked.questionId },
+                truncated: false,
+                latencyMs: 0,
+                trust: 'user',
+              },
+            },
             { ...actor, type: 'run.resumed', data: { reason: 'user_input' } },
           ],
           { tenantId: cmd.principal.tenantId, expectedSequence: session.lastSequence },
@@ -104,6 +135,8 @@ export class ProvideRunInputHandler implements ICommandHandler<ProvideRunInputCo
         if (!(e instanceof ConcurrencyConflict)) throw e;
       }
     }
-    throw new ConflictError(`run ${cmd.runId} kept changing while input was delivered; try again`, { runId: cmd.runId });
+    throw new ConflictError(`run ${cmd.runId} kept changing while input was delivered; try again`, {
+      runId: cmd.runId,
+    });
   }
 }

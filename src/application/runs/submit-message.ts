@@ -8,7 +8,14 @@ import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { IdFactory } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
 import type { SessionRepository } from '../../ports/session-repository';
-import { AGENT_CATALOG, APP_SETTINGS, EVENT_STORE, ID_FACTORY, SESSION_REPOSITORY, type ApplicationSettings } from '../tokens';
+import {
+  AGENT_CATALOG,
+  APP_SETTINGS,
+  EVENT_STORE,
+  ID_FACTORY,
+  SESSION_REPOSITORY,
+  type ApplicationSettings,
+} from '../tokens';
 
 export interface SubmittedRun {
   readonly runId: string;
@@ -50,22 +57,32 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
 
   async execute(cmd: SubmitMessageCommand): Promise<SubmittedRun> {
     const text = cmd.text;
-    if (typeof text !== 'string' || text.trim() === '') throw new ValidationError('message text must not be empty', { field: 'text' });
+    if (typeof text !== 'string' || text.trim() === '')
+      throw new ValidationError('message text must not be empty', { field: 'text' });
     if (text.length > this.settings.maxMessageChars) {
-      throw new ValidationError(`message text is ${text.length} characters; the limit is ${this.settings.maxMessageChars}`, { field: 'text' });
+      throw new ValidationError(
+        `message text is ${text.length} characters; the limit is ${this.settings.maxMessageChars}`,
+        { field: 'text' },
+      );
     }
     if (cmd.idempotencyKey !== null && (cmd.idempotencyKey.length === 0 || cmd.idempotencyKey.length > 255)) {
       throw new ValidationError('Idempotency-Key must be 1 to 255 characters', { field: 'idempotency_key' });
     }
-    const requestHash = createHash('sha256').update(JSON.stringify([cmd.sessionId, text, cmd.overrides])).digest('hex');
+    const requestHash = createHash('sha256')
+      .update(JSON.stringify([cmd.sessionId, text, cmd.overrides]))
+      .digest('hex');
     if (cmd.idempotencyKey !== null) {
       const prior = await this.sessions.idempotentSubmission(cmd.principal, cmd.idempotencyKey);
       if (prior) return this.replay(prior, requestHash);
     }
     const session = await this.sessions.get(cmd.sessionId, cmd.principal);
-    if (!session || session.status === 'deleted') throw new NotFoundError(`session ${cmd.sessionId} not found`, { sessionId: cmd.sessionId });
+    if (!session || session.status === 'deleted')
+      throw new NotFoundError(`session ${cmd.sessionId} not found`, { sessionId: cmd.sessionId });
     const agent = await this.agents.get(session.agentId, session.agentVersion);
-    if (!agent) throw new NotFoundError(`agent ${session.agentId} v${session.agentVersion} not found`, { agentId: session.agentId });
+    if (!agent)
+      throw new NotFoundError(`agent ${session.agentId} v${session.agentVersion} not found`, {
+        agentId: session.agentId,
+      });
 
     const runId = this.ids.uuid();
     const messageId = this.ids.uuid();
@@ -73,7 +90,13 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
       await this.store.append(
         cmd.sessionId,
         [
-          { type: 'user.message.created', runId, actorType: 'user', actorId: cmd.principal.principalId, data: { messageId, content: [{ type: 'text', text }] } },
+          {
+            type: 'user.message.created',
+            runId,
+            actorType: 'user',
+            actorId: cmd.principal.principalId,
+            data: { messageId, content: [{ type: 'text', text }] },
+          },
           {
             type: 'run.queued',
             runId,
@@ -107,7 +130,10 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
 
   private replay(prior: { runId: string; sessionId: string; requestHash: string }, requestHash: string): SubmittedRun {
     if (prior.requestHash !== requestHash) {
-      throw new ConflictError('this Idempotency-Key was already used with a different request', { runId: prior.runId, reason: 'idempotency_key_reused' });
+      throw new ConflictError('this Idempotency-Key was already used with a different request', {
+        runId: prior.runId,
+        reason: 'idempotency_key_reused',
+      });
     }
     return { runId: prior.runId, sessionId: prior.sessionId, status: 'queued', replayed: true };
   }

@@ -53,7 +53,15 @@ async function chat(p: Platform, opts: { session?: string; modelPolicy?: string 
       }
       if (text === '') continue;
       if (text === '/exit' || text === '/quit') break;
-      const submitted = await commands.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, sessionId, text, null, opts.modelPolicy ? { modelPolicy: opts.modelPolicy } : {}));
+      const submitted = await commands.execute(
+        new SubmitMessageCommand(
+          LOCAL_PRINCIPAL,
+          sessionId,
+          text,
+          null,
+          opts.modelPolicy ? { modelPolicy: opts.modelPolicy } : {},
+        ),
+      );
       const worker = p.createWorker({ concurrency: 1, onlyRunId: submitted.runId, pollIntervalMs: 500, drainMs: 0 });
       await worker.start();
       const names = new Map<string, string>();
@@ -66,28 +74,44 @@ async function chat(p: Platform, opts: { session?: string; modelPolicy?: string 
         if (e.type === 'approval.requested' && e.data.actionKind === 'tool_call') {
           const yes = /^y(es)?$/i.test((await rl.question(`  approve ${e.data.actionSummary}? [y/N] `)).trim());
           const reason = yes ? null : (await rl.question('  reason (optional): ')).trim() || null;
-          await commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, e.data.approvalId, yes ? 'approve_once' : 'deny', reason)).catch((err: unknown) => {
-            process.stdout.write(`  could not resolve: ${err instanceof Error ? err.message : String(err)}\n`);
-          });
+          await commands
+            .execute(
+              new ResolveApprovalCommand(LOCAL_PRINCIPAL, e.data.approvalId, yes ? 'approve_once' : 'deny', reason),
+            )
+            .catch((err: unknown) => {
+              process.stdout.write(`  could not resolve: ${err instanceof Error ? err.message : String(err)}\n`);
+            });
         }
         if (e.type === 'run.waiting_for_user') {
-          const reply = (await rl.question(`  agent asks: ${e.data.question}\n  your answer> `)).trim() || '(no answer)';
-          await commands.execute(new ProvideRunInputCommand(LOCAL_PRINCIPAL, submitted.runId, reply, e.data.questionId));
+          const reply =
+            (await rl.question(`  agent asks: ${e.data.question}\n  your answer> `)).trim() || '(no answer)';
+          await commands.execute(
+            new ProvideRunInputCommand(LOCAL_PRINCIPAL, submitted.runId, reply, e.data.questionId),
+          );
         }
       };
       let terminal: StoredEvent | null;
       try {
-        terminal = await followRun(p, submitted.runId, LOCAL_PRINCIPAL, (e) => {
-          chain = chain.then(() => handle(e)).catch((err: unknown) => {
-            process.stdout.write(`  error: ${err instanceof Error ? err.message : String(err)}\n`);
-          });
-        }, 3_600_000);
+        terminal = await followRun(
+          p,
+          submitted.runId,
+          LOCAL_PRINCIPAL,
+          (e) => {
+            chain = chain
+              .then(() => handle(e))
+              .catch((err: unknown) => {
+                process.stdout.write(`  error: ${err instanceof Error ? err.message : String(err)}\n`);
+              });
+          },
+          3_600_000,
+        );
         await chain;
       } finally {
         await worker.stop(0);
       }
       if (answer !== null) process.stdout.write(`agent> ${answer as string}\n`);
-      if (terminal?.type === 'run.failed') process.stdout.write(`run failed: ${terminal.data.reason}: ${terminal.data.message}\n`);
+      if (terminal?.type === 'run.failed')
+        process.stdout.write(`run failed: ${terminal.data.reason}: ${terminal.data.message}\n`);
       if (terminal?.type === 'run.cancelled') process.stdout.write('run cancelled\n');
     }
     return EXIT.ok;

@@ -40,7 +40,9 @@ async function runWorker(): Promise<void> {
   const platform = await createPlatform(settings, { service: 'worker' });
   const worker = platform.createWorker();
   await worker.start();
-  process.stderr.write(`agent-core worker ${worker.settings.workerId} running (concurrency ${worker.settings.concurrency})\n`);
+  process.stderr.write(
+    `agent-core worker ${worker.settings.workerId} running (concurrency ${worker.settings.concurrency})\n`,
+  );
   await untilSignal();
   await worker.stop();
   await platform.close();
@@ -61,7 +63,10 @@ async function runStart(): Promise<void> {
   const children = new Map<string, ChildProcess>();
   const entry = path.join(__dirname, '..', '..', 'main.js'); // dist/src/main.js
   const launch = (role: 'api' | 'worker', restarts = 0): void => {
-    const child = spawn(process.execPath, [entry, role], { stdio: 'inherit', env: { ...process.env, DATABASE_URL: handle.url } });
+    const child = spawn(process.execPath, [entry, role], {
+      stdio: 'inherit',
+      env: { ...process.env, DATABASE_URL: handle.url },
+    });
     children.set(role, child);
     child.once('exit', (code, signal) => {
       children.delete(role);
@@ -93,8 +98,12 @@ async function runStart(): Promise<void> {
     await handle.close();
     throw e;
   }
-  const where = handle.embedded ? `embedded PostgreSQL in ${handle.embedded.dataDir} (port ${handle.embedded.port})` : 'DATABASE_URL';
-  process.stderr.write(`agent-core starting: API on http://${settings.host}:${settings.port}, worker beside it; data: ${where}\n`);
+  const where = handle.embedded
+    ? `embedded PostgreSQL in ${handle.embedded.dataDir} (port ${handle.embedded.port})`
+    : 'DATABASE_URL';
+  process.stderr.write(
+    `agent-core starting: API on http://${settings.host}:${settings.port}, worker beside it; data: ${where}\n`,
+  );
   launch('api');
   launch('worker');
   await untilSignal();
@@ -102,9 +111,18 @@ async function runStart(): Promise<void> {
 }
 
 export function registerProcessCommands(program: Command): void {
-  program.command('start').description('run the API and a worker as separate processes (embedded PostgreSQL when DATABASE_URL is unset)').action(() => runStart().catch(fail));
-  program.command('api').description('run the HTTP API').action(() => runApi().catch(fail));
-  program.command('worker').description('run a worker that claims and executes runs').action(() => runWorker().catch(fail));
+  program
+    .command('start')
+    .description('run the API and a worker as separate processes (embedded PostgreSQL when DATABASE_URL is unset)')
+    .action(() => runStart().catch(fail));
+  program
+    .command('api')
+    .description('run the HTTP API')
+    .action(() => runApi().catch(fail));
+  program
+    .command('worker')
+    .description('run a worker that claims and executes runs')
+    .action(() => runWorker().catch(fail));
   program
     .command('migrate')
     .description('apply pending database migrations')
@@ -115,7 +133,9 @@ export function registerProcessCommands(program: Command): void {
         const handle = await openDatabase(settings, (l) => process.stderr.write(`${l}\n`));
         try {
           const applied = await migrateToLatest(handle.url);
-          process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is at the latest migration\n');
+          process.stdout.write(
+            applied.length ? `applied: ${applied.join(', ')}\n` : 'database is at the latest migration\n',
+          );
         } finally {
           await handle.close();
         }

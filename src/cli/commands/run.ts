@@ -19,8 +19,12 @@ import { formatEvent } from '../format-event';
 
 const RESERVED = new Set(['get', 'events', 'cancel', 'input', 'review']);
 
-async function buses(platform: Platform): Promise<{ app: INestApplicationContext; commands: CommandBus; queries: QueryBus }> {
-  const app = await NestFactory.createApplicationContext(AppModule.forPlatform(platform, { http: false }), { logger: false });
+async function buses(
+  platform: Platform,
+): Promise<{ app: INestApplicationContext; commands: CommandBus; queries: QueryBus }> {
+  const app = await NestFactory.createApplicationContext(AppModule.forPlatform(platform, { http: false }), {
+    logger: false,
+  });
   return { app, commands: app.get(CommandBus), queries: app.get(QueryBus) };
 }
 
@@ -36,7 +40,9 @@ export function registerRunCommands(program: Command): void {
     .action((opts: { agent?: string; title?: string; json?: boolean }) =>
       withPlatform('cli', async (p) => {
         const { app, commands } = await buses(p);
-        const s = await commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL, opts.agent ?? null, opts.title ?? null));
+        const s = await commands.execute(
+          new CreateSessionCommand(LOCAL_PRINCIPAL, opts.agent ?? null, opts.title ?? null),
+        );
         process.stdout.write(opts.json ? `${JSON.stringify(s)}\n` : `${s.id}\n`);
         await app.close();
         return EXIT.ok;
@@ -83,11 +89,19 @@ async function runMessage(p: Platform, text: string, opts: RunOpts): Promise<num
   try {
     const sessionId = opts.session ?? (await commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL))).id;
     const submitted = await commands.execute(
-      new SubmitMessageCommand(LOCAL_PRINCIPAL, sessionId, text, opts.idempotencyKey ?? null, opts.modelPolicy ? { modelPolicy: opts.modelPolicy } : {}),
+      new SubmitMessageCommand(
+        LOCAL_PRINCIPAL,
+        sessionId,
+        text,
+        opts.idempotencyKey ?? null,
+        opts.modelPolicy ? { modelPolicy: opts.modelPolicy } : {},
+      ),
     );
     if (!opts.json) process.stdout.write(`run ${submitted.runId} (session ${sessionId})\n`);
     // An in-process worker restricted to this run: it races any running worker fairly (SKIP LOCKED).
-    const worker = opts.localWorker ? p.createWorker({ concurrency: 1, onlyRunId: submitted.runId, pollIntervalMs: 1000, drainMs: 0 }) : null;
+    const worker = opts.localWorker
+      ? p.createWorker({ concurrency: 1, onlyRunId: submitted.runId, pollIntervalMs: 1000, drainMs: 0 })
+      : null;
     await worker?.start();
     let terminal: StoredEvent | null;
     let answer: string | null = null;
@@ -99,7 +113,9 @@ async function runMessage(p: Platform, text: string, opts: RunOpts): Promise<num
         (e) => {
           if (e.type === 'assistant.message.completed') answer = e.data.text;
           if (!opts.json && e.type === 'approval.requested') {
-            process.stdout.write(`  waiting for approval ${e.data.approvalId}: ${e.data.actionSummary}\n    agent approval approve ${e.data.approvalId}   |   agent approval deny ${e.data.approvalId} --reason "..."\n`);
+            process.stdout.write(
+              `  waiting for approval ${e.data.approvalId}: ${e.data.actionSummary}\n    agent approval approve ${e.data.approvalId}   |   agent approval deny ${e.data.approvalId} --reason "..."\n`,
+            );
           }
           if (!opts.json && e.type === 'run.waiting_for_user') {
             process.stdout.write(`  question: ${e.data.question}\n    agent run input ${submitted.runId} "<answer>"\n`);
@@ -112,12 +128,15 @@ async function runMessage(p: Platform, text: string, opts: RunOpts): Promise<num
       await worker?.stop(0);
     }
     if (!terminal) {
-      process.stderr.write(`run ${submitted.runId} did not finish within ${opts.waitTimeout}s; it continues (agent run get ${submitted.runId})\n`);
+      process.stderr.write(
+        `run ${submitted.runId} did not finish within ${opts.waitTimeout}s; it continues (agent run get ${submitted.runId})\n`,
+      );
       return EXIT.failed;
     }
     if (!opts.json) {
       if (answer !== null) process.stdout.write(`\n${answer as string}\n`);
-      if (terminal.type === 'run.failed') process.stdout.write(`\nrun failed: ${terminal.data.reason}: ${terminal.data.message}\n`);
+      if (terminal.type === 'run.failed')
+        process.stdout.write(`\nrun failed: ${terminal.data.reason}: ${terminal.data.message}\n`);
       if (terminal.type === 'run.cancelled') process.stdout.write('\nrun cancelled\n');
     }
     return terminal.type === 'run.completed' ? EXIT.ok : EXIT.failed;
@@ -166,7 +185,11 @@ function inputCommand(runId: string | undefined, text: string, opts: RunOpts): P
     const { app, commands } = await buses(p);
     try {
       const r = await commands.execute(new ProvideRunInputCommand(LOCAL_PRINCIPAL, runId, text));
-      process.stdout.write(opts.json ? `${JSON.stringify(r)}\n` : `${r.outcome === 'resumed' ? 'answer delivered; run resumed' : 'this answer was already delivered'} (run ${r.runId})\n`);
+      process.stdout.write(
+        opts.json
+          ? `${JSON.stringify(r)}\n`
+          : `${r.outcome === 'resumed' ? 'answer delivered; run resumed' : 'this answer was already delivered'} (run ${r.runId})\n`,
+      );
       return EXIT.ok;
     } finally {
       await app.close();
@@ -183,8 +206,19 @@ function reviewCommand(invocationId: string | undefined, rest: string[], opts: R
   return withPlatform('cli', async (p) => {
     const { app, commands } = await buses(p);
     try {
-      const r = await commands.execute(new ReviewUncertainInvocationCommand(LOCAL_PRINCIPAL, invocationId, opts.retry ? 'retry' : 'fail', opts.reason ?? null));
-      process.stdout.write(opts.json ? `${JSON.stringify(r)}\n` : `invocation ${invocationId}: ${opts.retry ? 'will be retried' : 'marked failed'}; run ${r.runId} ${r.run}\n`);
+      const r = await commands.execute(
+        new ReviewUncertainInvocationCommand(
+          LOCAL_PRINCIPAL,
+          invocationId,
+          opts.retry ? 'retry' : 'fail',
+          opts.reason ?? null,
+        ),
+      );
+      process.stdout.write(
+        opts.json
+          ? `${JSON.stringify(r)}\n`
+          : `invocation ${invocationId}: ${opts.retry ? 'will be retried' : 'marked failed'}; run ${r.runId} ${r.run}\n`,
+      );
       return EXIT.ok;
     } finally {
       await app.close();

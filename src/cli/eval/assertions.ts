@@ -181,7 +181,9 @@ function checkToolResultTrust(wanted: Readonly<Record<string, string>>, obs: Obs
     );
     if (labels.length === 0) return [`tool_result_trust: ${tool} has no completed result`];
     const wrong = labels.filter((l) => l !== label);
-    return wrong.length === 0 ? [] : [`tool_result_trust: ${tool} results were labelled [${labels.join(', ')}], expected ${label}`];
+    return wrong.length === 0
+      ? []
+      : [`tool_result_trust: ${tool} results were labelled [${labels.join(', ')}], expected ${label}`];
   });
 }
 

@@ -6,7 +6,15 @@ export const TERMINAL_RUN_STATUSES = ['completed', 'failed', 'cancelled'] as con
 export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
 
 /** What the harness does to a run while it executes (plan §20, "interventions"). */
-export const INTERVENTION_ACTIONS = ['cancel', 'crash_worker', 'approve', 'deny', 'provide_input', 'review_retry', 'review_fail'] as const;
+export const INTERVENTION_ACTIONS = [
+  'cancel',
+  'crash_worker',
+  'approve',
+  'deny',
+  'provide_input',
+  'review_retry',
+  'review_fail',
+] as const;
 export type InterventionAction = (typeof INTERVENTION_ACTIONS)[number];
 
 /** Fires `action` once, when the `occurrence`-th event of type `atEvent` of the run is observed. */

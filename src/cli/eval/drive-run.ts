@@ -61,7 +61,12 @@ export async function driveRun(
         if (pending.length === 0) throw new Error(`the run has no pending ${kind} approval`);
         const approve = i.action === 'approve' || i.action === 'review_retry';
         await buses.commands.execute(
-          new ResolveApprovalCommand(principal, pending[0].id, approve ? 'approve_once' : 'deny', approve ? null : (i.text ?? `eval intervention: ${describeIntervention(i)}`)),
+          new ResolveApprovalCommand(
+            principal,
+            pending[0].id,
+            approve ? 'approve_once' : 'deny',
+            approve ? null : (i.text ?? `eval intervention: ${describeIntervention(i)}`),
+          ),
         );
         return;
       }

@@ -3,13 +3,21 @@
  * verbatim, never authored or interpreted, and never crosses a run or provider boundary (§27.4).
  */
 export type TextPart = { readonly type: 'text'; readonly text: string };
-export type ArtifactReferencePart = { readonly type: 'artifact_ref'; readonly artifactId: string; readonly mediaType: string };
+export type ArtifactReferencePart = {
+  readonly type: 'artifact_ref';
+  readonly artifactId: string;
+  readonly mediaType: string;
+};
 export type ContentPart = TextPart | ArtifactReferencePart;
 
 export type TrustLevel = 'platform' | 'user' | 'tool_untrusted';
 
 export type SystemMessage = { readonly kind: 'system'; readonly text: string };
-export type UserMessage = { readonly kind: 'user'; readonly messageId: string; readonly content: readonly ContentPart[] };
+export type UserMessage = {
+  readonly kind: 'user';
+  readonly messageId: string;
+  readonly content: readonly ContentPart[];
+};
 export type AssistantMessage = { readonly kind: 'assistant'; readonly text: string };
 export type ToolCallItem = {
   readonly kind: 'tool_call';
@@ -34,12 +42,7 @@ export type ProviderReasoningItem = {
 };
 
 export type ConversationItem =
-  | SystemMessage
-  | UserMessage
-  | AssistantMessage
-  | ToolCallItem
-  | ToolResultItem
-  | ProviderReasoningItem;
+  SystemMessage | UserMessage | AssistantMessage | ToolCallItem | ToolResultItem | ProviderReasoningItem;
 
 /** Items that may carry over between runs and providers (everything but provider-opaque reasoning). */
 export function isPortable(item: ConversationItem): boolean {

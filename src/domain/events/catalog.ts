@@ -1,6 +1,19 @@
 import { FAILURE_REASONS } from '../run/failure';
 import { APPROVAL_ACTION_KINDS, TOOL_RESULT_TRUST, type EventType } from './payloads';
-import { any, anyObject, arr, bool, int, nullable, num, obj, oneOfStr, str, uuid, type JsonSchema } from './schema-builders';
+import {
+  any,
+  anyObject,
+  arr,
+  bool,
+  int,
+  nullable,
+  num,
+  obj,
+  oneOfStr,
+  str,
+  uuid,
+  type JsonSchema,
+} from './schema-builders';
 
 const tokenUsage = obj({
   uncachedInputTokens: int({ minimum: 0 }),
@@ -26,7 +39,14 @@ const limits = obj({
   deadlineSeconds: nullable(num()),
 });
 const stopReasons = ['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'incomplete', 'content_filter'];
-const costSources = ['provider_response', 'provider_usage_api', 'catalog_price', 'pricing_snapshot', 'config_override', 'free'];
+const costSources = [
+  'provider_response',
+  'provider_usage_api',
+  'catalog_price',
+  'pricing_snapshot',
+  'config_override',
+  'free',
+];
 
 export interface CatalogEntry {
   /** The schema version new events of this type are written with. */
@@ -42,7 +62,13 @@ export interface CatalogEntry {
 export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
   'session.created': {
     currentVersion: 1,
-    schema: obj({ agentId: str({ minLength: 1 }), agentVersion: int({ minimum: 1 }), principalId: str({ minLength: 1 }), title: nullable(str({ maxLength: 500 })), metadata: anyObject() }),
+    schema: obj({
+      agentId: str({ minLength: 1 }),
+      agentVersion: int({ minimum: 1 }),
+      principalId: str({ minLength: 1 }),
+      title: nullable(str({ maxLength: 500 })),
+      metadata: anyObject(),
+    }),
   },
   'session.deleted': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
   'user.message.created': {
@@ -63,10 +89,19 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       requestHash: nullable(str()),
     }),
   },
-  'run.claimed': { currentVersion: 1, schema: obj({ workerId: str({ minLength: 1 }), leaseEpoch: int({ minimum: 1 }), attempt: int({ minimum: 1 }) }) },
-  'run.started': { currentVersion: 1, schema: obj({ attempt: int({ minimum: 1 }), deadlineAt: nullable(str()), traceId: nullable(str()) }) },
+  'run.claimed': {
+    currentVersion: 1,
+    schema: obj({ workerId: str({ minLength: 1 }), leaseEpoch: int({ minimum: 1 }), attempt: int({ minimum: 1 }) }),
+  },
+  'run.started': {
+    currentVersion: 1,
+    schema: obj({ attempt: int({ minimum: 1 }), deadlineAt: nullable(str()), traceId: nullable(str()) }),
+  },
   'run.released': { currentVersion: 1, schema: obj({ workerId: str(), reason: str() }) },
-  'run.checkpointed': { currentVersion: 1, schema: obj({ checkpointVersion: int({ minimum: 1 }), step: int({ minimum: 0 }) }) },
+  'run.checkpointed': {
+    currentVersion: 1,
+    schema: obj({ checkpointVersion: int({ minimum: 1 }), step: int({ minimum: 0 }) }),
+  },
   'run.cancel_requested': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
   'run.waiting_for_approval': { currentVersion: 1, schema: obj({ approvalId: uuid() }) },
   'run.waiting_for_user': { currentVersion: 1, schema: obj({ questionId: uuid(), question: str() }) },
@@ -79,7 +114,14 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
   'run.cancelled': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
   'model.request.started': {
     currentVersion: 1,
-    schema: obj({ modelCallId: uuid(), step: int({ minimum: 1 }), attempt: int({ minimum: 1 }), provider: str(), model: str(), prefixHash: str() }),
+    schema: obj({
+      modelCallId: uuid(),
+      step: int({ minimum: 1 }),
+      attempt: int({ minimum: 1 }),
+      provider: str(),
+      model: str(),
+      prefixHash: str(),
+    }),
   },
   'model.response.completed': {
     currentVersion: 1,
@@ -122,17 +164,35 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       idempotencyKey: str(),
     }),
   },
-  'tool.call.authorized': { currentVersion: 1, schema: obj({ invocationId: uuid(), decision: str(), reasonCode: str(), policyVersion: str() }) },
-  'tool.call.denied': { currentVersion: 1, schema: obj({ invocationId: uuid(), reasonCode: str(), explanation: str(), policyVersion: str() }) },
+  'tool.call.authorized': {
+    currentVersion: 1,
+    schema: obj({ invocationId: uuid(), decision: str(), reasonCode: str(), policyVersion: str() }),
+  },
+  'tool.call.denied': {
+    currentVersion: 1,
+    schema: obj({ invocationId: uuid(), reasonCode: str(), explanation: str(), policyVersion: str() }),
+  },
   'tool.call.started': { currentVersion: 1, schema: obj({ invocationId: uuid() }) },
   'tool.call.effect_started': { currentVersion: 1, schema: obj({ invocationId: uuid() }) },
   'tool.call.completed': {
     currentVersion: 2,
-    schema: obj({ invocationId: uuid(), result: anyObject(), truncated: bool(), latencyMs: int({ minimum: 0 }), trust: oneOfStr(TOOL_RESULT_TRUST) }),
+    schema: obj({
+      invocationId: uuid(),
+      result: anyObject(),
+      truncated: bool(),
+      latencyMs: int({ minimum: 0 }),
+      trust: oneOfStr(TOOL_RESULT_TRUST),
+    }),
   },
   'tool.call.failed': {
     currentVersion: 1,
-    schema: obj({ invocationId: uuid(), errorCode: str(), message: str(), retryable: bool(), latencyMs: int({ minimum: 0 }) }),
+    schema: obj({
+      invocationId: uuid(),
+      errorCode: str(),
+      message: str(),
+      retryable: bool(),
+      latencyMs: int({ minimum: 0 }),
+    }),
   },
   'tool.call.uncertain': { currentVersion: 1, schema: obj({ invocationId: uuid(), reason: str() }) },
   'approval.requested': {
@@ -153,11 +213,23 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
   },
   'approval.resolved': {
     currentVersion: 1,
-    schema: obj({ approvalId: uuid(), decision: oneOfStr(['approved', 'denied', 'expired']), resolvedBy: str(), reason: nullable(str()) }),
+    schema: obj({
+      approvalId: uuid(),
+      decision: oneOfStr(['approved', 'denied', 'expired']),
+      resolvedBy: str(),
+      reason: nullable(str()),
+    }),
   },
   'artifact.created': {
     currentVersion: 1,
-    schema: obj({ artifactId: uuid(), name: str(), mediaType: str(), sha256: str(), sizeBytes: int({ minimum: 0 }), storageUri: str() }),
+    schema: obj({
+      artifactId: uuid(),
+      name: str(),
+      mediaType: str(),
+      sha256: str(),
+      sizeBytes: int({ minimum: 0 }),
+      storageUri: str(),
+    }),
   },
 };
 

@@ -10,7 +10,13 @@ import type { StopReason } from '../model/model-events';
  * Payloads never carry secrets, raw reasoning or full prompts.
  */
 export interface EventPayloads {
-  'session.created': { agentId: string; agentVersion: number; principalId: string; title: string | null; metadata: Record<string, unknown> };
+  'session.created': {
+    agentId: string;
+    agentVersion: number;
+    principalId: string;
+    title: string | null;
+    metadata: Record<string, unknown>;
+  };
   'session.deleted': { reason: string | null };
   'user.message.created': { messageId: string; content: ContentPart[] };
   'run.queued': {
@@ -81,8 +87,20 @@ export interface EventPayloads {
   /** The effect watermark (`effect_sent_at`): written just before a non-idempotent tool starts its effect. */
   'tool.call.effect_started': { invocationId: string };
   /** `trust` is the §11.2 label of the result (v2; v1 results were all internal tools). */
-  'tool.call.completed': { invocationId: string; result: Record<string, unknown>; truncated: boolean; latencyMs: number; trust: ToolResultTrust };
-  'tool.call.failed': { invocationId: string; errorCode: string; message: string; retryable: boolean; latencyMs: number };
+  'tool.call.completed': {
+    invocationId: string;
+    result: Record<string, unknown>;
+    truncated: boolean;
+    latencyMs: number;
+    trust: ToolResultTrust;
+  };
+  'tool.call.failed': {
+    invocationId: string;
+    errorCode: string;
+    message: string;
+    retryable: boolean;
+    latencyMs: number;
+  };
   'tool.call.uncertain': { invocationId: string; reason: string };
   'approval.requested': {
     approvalId: string;
@@ -98,8 +116,20 @@ export interface EventPayloads {
     expiresAt: string | null;
     policyVersion: string;
   };
-  'approval.resolved': { approvalId: string; decision: 'approved' | 'denied' | 'expired'; resolvedBy: string; reason: string | null };
-  'artifact.created': { artifactId: string; name: string; mediaType: string; sha256: string; sizeBytes: number; storageUri: string };
+  'approval.resolved': {
+    approvalId: string;
+    decision: 'approved' | 'denied' | 'expired';
+    resolvedBy: string;
+    reason: string | null;
+  };
+  'artifact.created': {
+    artifactId: string;
+    name: string;
+    mediaType: string;
+    sha256: string;
+    sizeBytes: number;
+    storageUri: string;
+  };
 }
 
 export type EventType = keyof EventPayloads;

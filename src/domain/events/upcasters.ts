@@ -23,12 +23,20 @@ export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
 };
 
 /** Upcasts a stored payload to the current version, or names the event id when it cannot. */
-export function upcast(eventId: number, type: string, version: number, payload: unknown): { version: number; payload: Record<string, unknown> } {
+export function upcast(
+  eventId: number,
+  type: string,
+  version: number,
+  payload: unknown,
+): { version: number; payload: Record<string, unknown> } {
   if (!isKnownEventType(type)) {
     throw new CorruptEventError(`event ${eventId} has unknown type "${type}"`, { eventId, type });
   }
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
-    throw new CorruptEventError(`event ${eventId} (${type}) has a payload that is not a JSON object`, { eventId, type });
+    throw new CorruptEventError(`event ${eventId} (${type}) has a payload that is not a JSON object`, {
+      eventId,
+      type,
+    });
   }
   const target = EVENT_CATALOG[type].currentVersion;
   if (!Number.isInteger(version) || version < 1 || version > target) {
@@ -41,7 +49,11 @@ export function upcast(eventId: number, type: string, version: number, payload: 
   for (let v = version; v < target; v++) {
     const step = UPCASTERS[`${type}@${v}`];
     if (!step) {
-      throw new CorruptEventError(`event ${eventId} (${type}) v${v} has no upcaster to v${v + 1}`, { eventId, type, version: v });
+      throw new CorruptEventError(`event ${eventId} (${type}) v${v} has no upcaster to v${v + 1}`, {
+        eventId,
+        type,
+        version: v,
+      });
     }
     current = step(current);
   }

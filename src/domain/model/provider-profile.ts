@@ -71,5 +71,9 @@ export const EMPTY_REGISTRY: ProviderRegistry = { version: 'none', profiles: [],
 
 /** The model of `profile` that `nameOrAlias` names, or null. */
 export function findProfileModel(profile: ProviderProfile, nameOrAlias: string): ProfileModel | null {
-  return profile.models.find((m) => m.id === nameOrAlias) ?? profile.models.find((m) => m.aliases.includes(nameOrAlias)) ?? null;
+  return (
+    profile.models.find((m) => m.id === nameOrAlias) ??
+    profile.models.find((m) => m.aliases.includes(nameOrAlias)) ??
+    null
+  );
 }

@@ -11,7 +11,10 @@ export const idempotencyProjection: Projection = {
   version: 1,
   keyColumn: null,
   columns: ['tenant_id', 'principal_id', 'scope', 'key', 'request_hash', 'session_id', 'run_id', 'created_at'],
-  keyOf: (e) => (e.type === 'run.queued' && e.data.idempotencyKey !== null ? `${e.tenantId}/${e.data.principalId}/${e.data.idempotencyKey}` : null),
+  keyOf: (e) =>
+    e.type === 'run.queued' && e.data.idempotencyKey !== null
+      ? `${e.tenantId}/${e.data.principalId}/${e.data.idempotencyKey}`
+      : null,
   evolve(_row: Row | undefined, e: StoredEvent): Row | undefined {
     if (e.type !== 'run.queued' || e.data.idempotencyKey === null) return undefined;
     return {

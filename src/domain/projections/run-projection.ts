@@ -12,12 +12,44 @@ export const runProjection: Projection = {
   version: 3,
   keyColumn: 'id',
   columns: [
-    'id', 'session_id', 'tenant_id', 'principal_id', 'parent_run_id', 'agent_id', 'agent_version', 'model_policy',
-    'status', 'priority', 'attempts', 'scheduled_for', 'step_count', 'model_call_count', 'tool_call_count', 'limits',
-    'usage', 'user_message_id', 'final_text', 'lease_owner', 'lease_epoch', 'cancel_requested_at', 'deadline_at',
-    'failure', 'idempotency_key', 'created_at', 'updated_at', 'started_at', 'completed_at',
+    'id',
+    'session_id',
+    'tenant_id',
+    'principal_id',
+    'parent_run_id',
+    'agent_id',
+    'agent_version',
+    'model_policy',
+    'status',
+    'priority',
+    'attempts',
+    'scheduled_for',
+    'step_count',
+    'model_call_count',
+    'tool_call_count',
+    'limits',
+    'usage',
+    'user_message_id',
+    'final_text',
+    'lease_owner',
+    'lease_epoch',
+    'cancel_requested_at',
+    'deadline_at',
+    'failure',
+    'idempotency_key',
+    'created_at',
+    'updated_at',
+    'started_at',
+    'completed_at',
   ],
-  keyOf: (e) => (e.runId && (e.type.startsWith('run.') || e.type.startsWith('model.') || e.type.startsWith('tool.call.') || e.type === 'assistant.message.completed') ? e.runId : null),
+  keyOf: (e) =>
+    e.runId &&
+    (e.type.startsWith('run.') ||
+      e.type.startsWith('model.') ||
+      e.type.startsWith('tool.call.') ||
+      e.type === 'assistant.message.completed')
+      ? e.runId
+      : null,
   evolve(row: Row | undefined, e: StoredEvent): Row | undefined {
     if (e.type === 'run.queued') {
       return {

@@ -12,9 +12,26 @@ export const toolInvocationProjection: Projection = {
   version: 2,
   keyColumn: 'id',
   columns: [
-    'id', 'run_id', 'session_id', 'tenant_id', 'step_number', 'provider_call_id', 'tool_name', 'tool_version',
-    'arguments', 'normalized_arguments_hash', 'idempotency_key', 'status', 'policy_decision', 'result', 'error',
-    'effect_sent_at', 'started_at', 'completed_at', 'created_at', 'updated_at',
+    'id',
+    'run_id',
+    'session_id',
+    'tenant_id',
+    'step_number',
+    'provider_call_id',
+    'tool_name',
+    'tool_version',
+    'arguments',
+    'normalized_arguments_hash',
+    'idempotency_key',
+    'status',
+    'policy_decision',
+    'result',
+    'error',
+    'effect_sent_at',
+    'started_at',
+    'completed_at',
+    'created_at',
+    'updated_at',
   ],
   keyOf: (e) => {
     if (e.type.startsWith('tool.call.')) return (e.data as { invocationId: string }).invocationId;
@@ -51,7 +68,11 @@ export const toolInvocationProjection: Projection = {
     switch (e.type) {
       case 'tool.call.authorized':
         next.status = 'authorized';
-        next.policy_decision = { decision: e.data.decision, reasonCode: e.data.reasonCode, policyVersion: e.data.policyVersion };
+        next.policy_decision = {
+          decision: e.data.decision,
+          reasonCode: e.data.reasonCode,
+          policyVersion: e.data.policyVersion,
+        };
         break;
       case 'tool.call.denied':
         next.status = 'denied';

@@ -1,7 +1,8 @@
 import { InvalidStateTransition } from '../errors';
 
 /** Run status, plan §27.2. Only `transition` may change it. */
-export type RunStatus = 'queued' | 'running' | 'waiting_for_approval' | 'waiting_for_user' | 'completed' | 'failed' | 'cancelled';
+export type RunStatus =
+  'queued' | 'running' | 'waiting_for_approval' | 'waiting_for_user' | 'completed' | 'failed' | 'cancelled';
 
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 

@@ -9,7 +9,8 @@ export interface TokenUsage {
   readonly reasoningTokens: number;
 }
 
-export type CostSource = 'provider_response' | 'provider_usage_api' | 'catalog_price' | 'pricing_snapshot' | 'config_override' | 'free';
+export type CostSource =
+  'provider_response' | 'provider_usage_api' | 'catalog_price' | 'pricing_snapshot' | 'config_override' | 'free';
 
 export interface RunUsage extends TokenUsage {
   readonly modelCalls: number;
@@ -68,7 +69,9 @@ export function costOf(u: TokenUsage, p: PriceTable): string {
   const output =
     p.reasoningPerMillion === undefined
       ? new Decimal(u.outputTokens).times(p.outputPerMillion)
-      : new Decimal(u.outputTokens - reasoning).times(p.outputPerMillion).plus(new Decimal(reasoning).times(p.reasoningPerMillion));
+      : new Decimal(u.outputTokens - reasoning)
+          .times(p.outputPerMillion)
+          .plus(new Decimal(reasoning).times(p.reasoningPerMillion));
   const cost = new Decimal(u.uncachedInputTokens)
     .times(p.uncachedInputPerMillion)
     .plus(new Decimal(u.cachedInputTokens).times(p.cachedInputPerMillion))
@@ -97,7 +100,11 @@ export function isDecimalString(value: string): boolean {
  * the offline providers. (The provider usage API, pricing snapshots and configured overrides are
  * lower-precedence sources no adapter uses yet.) Decimal math throughout; never a float.
  */
-export function priceModelCall(usage: TokenUsage, providerCost: string | undefined, billing: Billing): { cost: string; costSource: CostSource } {
+export function priceModelCall(
+  usage: TokenUsage,
+  providerCost: string | undefined,
+  billing: Billing,
+): { cost: string; costSource: CostSource } {
   if (providerCost !== undefined && isDecimalString(providerCost)) {
     return { cost: new Decimal(providerCost).toFixed(), costSource: 'provider_response' };
   }

@@ -14,7 +14,10 @@ export const APPROVAL_PENDING = 'approval_pending';
 export const RUN_CANCELLED = 'run_cancelled';
 
 /** The explanation recorded with an approval outcome; the model sees `{error: {code, message}}` only. */
-export function approvalOutcomeText(code: typeof APPROVAL_DENIED | typeof APPROVAL_EXPIRED | typeof RUN_CANCELLED, reason: string | null): string {
+export function approvalOutcomeText(
+  code: typeof APPROVAL_DENIED | typeof APPROVAL_EXPIRED | typeof RUN_CANCELLED,
+  reason: string | null,
+): string {
   const why = reason ? ` Reason given: ${reason.replace(/\s+/g, ' ').slice(0, 300)}` : '';
   switch (code) {
     case APPROVAL_DENIED:

@@ -7,7 +7,7 @@ const SPEC: ToolSpec = {
   name: ASK_USER_TOOL,
   version: '1.0.0',
   description:
-    'Asks the user a clarifying question and waits for the answer; the answer comes back as this tool\'s result ' +
+    "Asks the user a clarifying question and waits for the answer; the answer comes back as this tool's result " +
     '({"answer": "..."}). Use only when you cannot proceed without it.',
   inputSchema: {
     type: 'object',
@@ -40,6 +40,12 @@ export function createAskUserTool(): ExtendedTool {
     spec: SPEC,
     control: 'ask_user',
     trust: 'user',
-    execute: () => Promise.resolve({ ok: false, errorCode: 'control_tool', message: 'conversation.ask_user is handled by the runtime', retryable: false }),
+    execute: () =>
+      Promise.resolve({
+        ok: false,
+        errorCode: 'control_tool',
+        message: 'conversation.ask_user is handled by the runtime',
+        retryable: false,
+      }),
   };
 }

@@ -13,14 +13,24 @@ const SPEC: ToolSpec = {
     properties: {
       target: { type: 'string', minLength: 1, maxLength: 200 },
       text: { type: 'string', minLength: 1, maxLength: 4000 },
-      simulated_ack_delay_ms: { type: 'integer', minimum: 0, maximum: 10_000, description: 'Test hook: how long the fake service takes to acknowledge.' },
+      simulated_ack_delay_ms: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 10_000,
+        description: 'Test hook: how long the fake service takes to acknowledge.',
+      },
     },
     required: ['target', 'text'],
     additionalProperties: false,
   },
   outputSchema: {
     type: 'object',
-    properties: { recorded: { type: 'boolean' }, record_id: { type: 'integer' }, target: { type: 'string' }, bytes: { type: 'integer' } },
+    properties: {
+      recorded: { type: 'boolean' },
+      record_id: { type: 'integer' },
+      target: { type: 'string' },
+      bytes: { type: 'integer' },
+    },
     required: ['recorded', 'record_id', 'target', 'bytes'],
     additionalProperties: false,
   },
@@ -58,7 +68,13 @@ export function createDemoExternalWriteTool(log: DemoWriteLog): ExtendedTool {
       const delay = typeof args.simulated_ack_delay_ms === 'number' ? args.simulated_ack_delay_ms : 0;
       if (delay > 0) await ctx.clock.sleep(delay, ctx.signal).catch(() => undefined);
       // Stopped while waiting for the acknowledgement: the write was sent, its outcome is unknown.
-      if (ctx.signal.aborted) return { ok: false, errorCode: 'acknowledgement_lost', message: 'stopped before the service acknowledged the write', retryable: false };
+      if (ctx.signal.aborted)
+        return {
+          ok: false,
+          errorCode: 'acknowledgement_lost',
+          message: 'stopped before the service acknowledged the write',
+          retryable: false,
+        };
       return { ok: true, output: { recorded: true, record_id: id, target, bytes: Buffer.byteLength(text) } };
     },
   };

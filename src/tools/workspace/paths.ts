@@ -11,7 +11,10 @@ const SAFE_SEGMENT = /^[A-Za-z0-9_-]{1,64}$/;
  * Windows drive or UNC), NUL-containing and `..`-containing paths, and returns the canonical
  * `a/b/c` form. The real-path check at execution time catches symlink escapes.
  */
-export function normalizeWorkspacePath(raw: unknown, allowRoot = false): { ok: true; path: string } | { ok: false; message: string } {
+export function normalizeWorkspacePath(
+  raw: unknown,
+  allowRoot = false,
+): { ok: true; path: string } | { ok: false; message: string } {
   if (typeof raw !== 'string') return { ok: false, message: 'path must be a string' };
   if (raw.length > MAX_PATH_CHARS) return { ok: false, message: `path is longer than ${MAX_PATH_CHARS} characters` };
   if (raw.includes('\0')) return { ok: false, message: 'path contains a NUL byte' };
@@ -19,7 +22,8 @@ export function normalizeWorkspacePath(raw: unknown, allowRoot = false): { ok: t
     return { ok: false, message: `absolute paths are not allowed: ${JSON.stringify(raw)}` };
   }
   const segments = raw.split(/[/\\]+/).filter((s) => s !== '' && s !== '.');
-  if (segments.some((s) => s === '..')) return { ok: false, message: `path traversal ('..') is not allowed: ${JSON.stringify(raw)}` };
+  if (segments.some((s) => s === '..'))
+    return { ok: false, message: `path traversal ('..') is not allowed: ${JSON.stringify(raw)}` };
   if (segments.length === 0 && !allowRoot) return { ok: false, message: 'path names no file' };
   return { ok: true, path: segments.join('/') };
 }
@@ -67,7 +71,8 @@ export async function resolveExisting(workspace: string, rel: string): Promise<s
       const link = await fs.promises.readlink(candidate).catch(() => null);
       if (link !== null) {
         const target = path.resolve(path.dirname(candidate), link);
-        if (!inside(workspace, target)) throw new PathOutsideWorkspace(`${rel} is a symlink that points outside the workspace`);
+        if (!inside(workspace, target))
+          throw new PathOutsideWorkspace(`${rel} is a symlink that points outside the workspace`);
       }
       return null;
     }

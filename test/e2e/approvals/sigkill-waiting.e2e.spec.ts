@@ -7,7 +7,10 @@ import { LOCAL_PRINCIPAL } from '../../../src/domain/principal';
 let tdb: TestDb;
 let t: TestPlatform;
 const procs: Proc[] = [];
-const writes = async (runId: string) => Number((await t.platform.db.query('SELECT count(*) AS n FROM demo_external_writes WHERE run_id = $1', [runId])).rows[0].n);
+const writes = async (runId: string) =>
+  Number(
+    (await t.platform.db.query('SELECT count(*) AS n FROM demo_external_writes WHERE run_id = $1', [runId])).rows[0].n,
+  );
 
 beforeAll(async () => {
   ensureBuilt();
@@ -27,7 +30,12 @@ describe('demo.external_write with real worker processes', () => {
     const first = startAgent(['worker'], env());
     procs.push(first);
     const { runId } = await t.submit('send the report to finance');
-    await waitFor('waiting_for_approval', async () => (await t.platform.runs.get(runId, null))?.status === 'waiting_for_approval', 30_000, 50).catch((e: Error) => {
+    await waitFor(
+      'waiting_for_approval',
+      async () => (await t.platform.runs.get(runId, null))?.status === 'waiting_for_approval',
+      30_000,
+      50,
+    ).catch((e: Error) => {
       throw new Error(`${e.message}; worker output:\n${first.output()}`);
     });
     first.child.kill('SIGKILL');
@@ -54,21 +62,43 @@ describe('demo.external_write with real worker processes', () => {
     const first = startAgent(['worker'], env());
     procs.push(first);
     const { runId } = await t.submit('charge', { modelPolicy: 'fake:external_write_tool' });
-    await waitFor('waiting_for_approval', async () => (await t.platform.runs.get(runId, null))?.status === 'waiting_for_approval', 30_000, 50);
+    await waitFor(
+      'waiting_for_approval',
+      async () => (await t.platform.runs.get(runId, null))?.status === 'waiting_for_approval',
+      30_000,
+      50,
+    );
     const approval = (await t.platform.toolRecords.pendingApprovalsOfRun(runId))[0];
     await t.commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, approval.id, 'approve_once', null));
-    await waitFor('the effect watermark', async () => (await t.events(runId)).some((e) => e.type === 'tool.call.effect_started'), 30_000, 20);
+    await waitFor(
+      'the effect watermark',
+      async () => (await t.events(runId)).some((e) => e.type === 'tool.call.effect_started'),
+      30_000,
+      20,
+    );
     first.child.kill('SIGKILL');
     await first.exited;
     expect(await writes(runId)).toBe(1);
     const second = startAgent(['worker'], env());
     procs.push(second);
-    await waitFor('tool.call.uncertain', async () => (await t.events(runId)).some((e) => e.type === 'tool.call.uncertain'), 60_000, 100);
-    await waitFor('waiting for review', async () => (await t.platform.runs.get(runId, null))?.status === 'waiting_for_approval', 30_000, 50);
+    await waitFor(
+      'tool.call.uncertain',
+      async () => (await t.events(runId)).some((e) => e.type === 'tool.call.uncertain'),
+      60_000,
+      100,
+    );
+    await waitFor(
+      'waiting for review',
+      async () => (await t.platform.runs.get(runId, null))?.status === 'waiting_for_approval',
+      30_000,
+      50,
+    );
     const events = await t.events(runId);
     expect(events.filter((e) => e.type === 'tool.call.started')).toHaveLength(1);
     expect(await writes(runId)).toBe(1);
-    const inv = (await t.platform.db.query(`SELECT status, effect_sent_at FROM tool_invocations WHERE run_id = $1`, [runId])).rows[0];
+    const inv = (
+      await t.platform.db.query(`SELECT status, effect_sent_at FROM tool_invocations WHERE run_id = $1`, [runId])
+    ).rows[0];
     expect(inv.status).toBe('uncertain');
     expect(inv.effect_sent_at).not.toBeNull();
     second.child.kill('SIGTERM');

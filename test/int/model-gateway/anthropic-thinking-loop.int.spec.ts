@@ -30,7 +30,10 @@ beforeAll(async () => {
   cpSync(join(__dirname, '..', '..', '..', 'config'), configDir, { recursive: true });
   rmSync(join(configDir, 'providers'), { recursive: true, force: true });
   mkdirSync(join(configDir, 'providers'));
-  writeFileSync(join(configDir, 'providers', 'registry.yaml'), 'version: 1\nmodel_policies:\n  claude: { profile: anthropic, model: default }\n');
+  writeFileSync(
+    join(configDir, 'providers', 'registry.yaml'),
+    'version: 1\nmodel_policies:\n  claude: { profile: anthropic, model: default }\n',
+  );
   writeFileSync(
     join(configDir, 'providers', 'anthropic.yaml'),
     `name: anthropic\nversion: 1\napi_mode: anthropic\nbase_url: ${server.origin}\ncredential_env: ${KEY_VAR}\nmodels:\n  - id: claude-sonnet-4-6\n    aliases: [default]\n    capabilities: { tool_calling: true, parallel_tool_calls: true, streaming: true, reasoning: true }\n    thinking: { budget_tokens: ${BUDGET} }\n    prices: { uncached_input: "3", cached_input: "0.30", cache_write: "3.75", output: "15" }\n`,
@@ -76,7 +79,12 @@ function streamedBlocks(name: string): { blocks: Block[]; thinkingChunks: string
   const thinkingChunks: string[] = [];
   for (const line of loadRecording(name).body.split('\n')) {
     if (!line.startsWith('data: ')) continue;
-    const e = JSON.parse(line.slice(6)) as { type: string; index?: number; content_block?: Block; delta?: Record<string, string> };
+    const e = JSON.parse(line.slice(6)) as {
+      type: string;
+      index?: number;
+      content_block?: Block;
+      delta?: Record<string, string>;
+    };
     if (e.type === 'content_block_start') {
       blocks[e.index!] = { ...e.content_block! };
       json[e.index!] = '';
@@ -109,7 +117,11 @@ type Message = { role: 'user' | 'assistant'; content: Block[] };
 
 describe.each([
   { title: 'a signed thinking block', fixture: 'anthropic/thinking-signature-tool-use', reasoningTypes: ['thinking'] },
-  { title: 'a signed thinking block and a redacted_thinking block', fixture: 'anthropic/tool-use-thinking', reasoningTypes: ['thinking', 'redacted_thinking'] },
+  {
+    title: 'a signed thinking block and a redacted_thinking block',
+    fixture: 'anthropic/tool-use-thinking',
+    reasoningTypes: ['thinking', 'redacted_thinking'],
+  },
 ])('an Anthropic tool loop whose first response streams $title', ({ fixture, reasoningTypes }) => {
   it('sends the reasoning back verbatim before the tool_use, with thinking still on, and never logs it', async () => {
     const { blocks, thinkingChunks } = streamedBlocks(fixture);
@@ -140,7 +152,9 @@ describe.each([
     // Begins with the reasoning blocks exactly as streamed (type, thinking, signature / data) ...
     expect(assistant.content.slice(0, reasoning.length)).toEqual(reasoning);
     // ... then the tool_use with the streamed id (no text of the tool turn in between, and nothing after).
-    expect(assistant.content.slice(reasoning.length)).toEqual([{ type: 'tool_use', id: toolUse.id, name: 'math_calculate', input: { expression: '17 * 23' } }]);
+    expect(assistant.content.slice(reasoning.length)).toEqual([
+      { type: 'tool_use', id: toolUse.id, name: 'math_calculate', input: { expression: '17 * 23' } },
+    ]);
     // Byte-identical on the wire: the exact JSON encoding of every streamed value (thinking text with its
     // escapes and non-ASCII, signature, redacted data) is in the body. Key order is not compared: the
     // continuation round-trips through the jsonb checkpoint, and JSON member order means nothing to the API.
@@ -156,11 +170,19 @@ describe.each([
     expect(result.is_error).toBeUndefined();
 
     // The continuation lived in the checkpoints only while the loop went on, and not past the answer.
-    const checkpoints = await sql<{ state: { step: number; phase: string; providerContinuation: { provider: string; items: { opaquePayload: unknown }[] } | null } }>(
-      'SELECT state FROM checkpoints WHERE run_id = $1 ORDER BY version',
-      [runId],
-    );
-    expect(checkpoints.map((c) => [c.state.step, c.state.phase])).toEqual([[1, 'model_completed'], [1, 'tools_completed'], [2, 'model_completed'], [2, 'terminal']]);
+    const checkpoints = await sql<{
+      state: {
+        step: number;
+        phase: string;
+        providerContinuation: { provider: string; items: { opaquePayload: unknown }[] } | null;
+      };
+    }>('SELECT state FROM checkpoints WHERE run_id = $1 ORDER BY version', [runId]);
+    expect(checkpoints.map((c) => [c.state.step, c.state.phase])).toEqual([
+      [1, 'model_completed'],
+      [1, 'tools_completed'],
+      [2, 'model_completed'],
+      [2, 'terminal'],
+    ]);
     for (const c of checkpoints.slice(0, 2)) {
       expect(c.state.providerContinuation?.provider).toBe('anthropic');
       expect(c.state.providerContinuation?.items.map((i) => i.opaquePayload)).toEqual(reasoning);
@@ -172,7 +194,9 @@ describe.each([
     expect(rows.length).toBeGreaterThan(0);
     const haystack = rows.flatMap((r) => [r.text, ...stringsIn(r.payload)]).join('\n');
     const needles = [
-      ...reasoning.flatMap((b) => (b.type === 'thinking' ? [b.thinking as string, b.signature as string] : [b.data as string])),
+      ...reasoning.flatMap((b) =>
+        b.type === 'thinking' ? [b.thinking as string, b.signature as string] : [b.data as string],
+      ),
       ...thinkingChunks.filter((c) => c.trim().length >= 12),
     ];
     expect(needles.length).toBeGreaterThan(reasoning.length);

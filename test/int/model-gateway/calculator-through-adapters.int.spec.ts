@@ -77,7 +77,10 @@ describe('the calculator scenario through the provider adapters', () => {
 
     const events = await t.events(runId);
     const proposed = events.find((e) => e.type === 'tool.call.proposed');
-    expect(proposed?.type === 'tool.call.proposed' && [proposed.data.callId, proposed.data.toolName]).toEqual(['call_Xk2mP9qR4sT7vW1yZ3bD5fH8', 'math.calculate']);
+    expect(proposed?.type === 'tool.call.proposed' && [proposed.data.callId, proposed.data.toolName]).toEqual([
+      'call_Xk2mP9qR4sT7vW1yZ3bD5fH8',
+      'math.calculate',
+    ]);
     const input = server.requests[1].json.input as { type?: string; call_id?: string; output?: string }[];
     expect(input.find((i) => i.type === 'function_call')?.call_id).toBe('call_Xk2mP9qR4sT7vW1yZ3bD5fH8');
     const output = input.find((i) => i.type === 'function_call_output');
@@ -90,13 +93,31 @@ describe('the calculator scenario through the provider adapters', () => {
       ['0.0009223', 'catalog_price'],
       ['0.000112', 'catalog_price'],
     ]);
-    expect(completed[0].usage).toEqual({ uncachedInputTokens: 214, cachedInputTokens: 1792, cacheWriteTokens: 0, outputTokens: 412, reasoningTokens: 384 });
+    expect(completed[0].usage).toEqual({
+      uncachedInputTokens: 214,
+      cachedInputTokens: 1792,
+      cacheWriteTokens: 0,
+      outputTokens: 412,
+      reasoningTokens: 384,
+    });
     expect(run?.usage.cost).toBe('0.0010343');
-    const rows = await sql<{ provider: string; model: string; cost: string; cost_source: string; reasoning_tokens: number }>(
+    const rows = await sql<{
+      provider: string;
+      model: string;
+      cost: string;
+      cost_source: string;
+      reasoning_tokens: number;
+    }>(
       `SELECT provider, model, cost::text, cost_source, reasoning_tokens FROM model_calls WHERE run_id = '${runId}' ORDER BY step_number`,
     );
     expect(rows).toEqual([
-      { provider: 'openai', model: 'gpt-5-mini', cost: '0.0009223', cost_source: 'catalog_price', reasoning_tokens: 384 },
+      {
+        provider: 'openai',
+        model: 'gpt-5-mini',
+        cost: '0.0009223',
+        cost_source: 'catalog_price',
+        reasoning_tokens: 384,
+      },
       { provider: 'openai', model: 'gpt-5-mini', cost: '0.000112', cost_source: 'catalog_price', reasoning_tokens: 0 },
     ]);
   });
@@ -116,7 +137,9 @@ describe('the calculator scenario through the provider adapters', () => {
     server.enqueue('anthropic/tool-use-thinking', 'anthropic/final-answer-cached');
     const first = await t.submit('What is 17 multiplied by 23?', { modelPolicy: 'anthropic:default' });
     expect(await t.waitForTerminal(first.runId)).toBe('completed');
-    const completed = (await t.events(first.runId)).flatMap((e) => (e.type === 'model.response.completed' ? [e.data] : []));
+    const completed = (await t.events(first.runId)).flatMap((e) =>
+      e.type === 'model.response.completed' ? [e.data] : [],
+    );
     // (20×3 + 1536×0.30 + 210×3.75 + 95×15) / 1e6 for the cached final answer
     expect(completed[1]).toMatchObject({ cost: '0.0027333', costSource: 'catalog_price' });
     expect(server.requests.map((r) => r.path)).toEqual(['/v1/messages', '/v1/messages']);
@@ -139,7 +162,9 @@ describe('the calculator scenario through the provider adapters', () => {
   });
 
   it('leaves no key, authorization header or reasoning summary in any event payload or checkpoint', async () => {
-    const payloads = await sql<{ text: string }>(`SELECT payload::text AS text FROM events UNION ALL SELECT state::text FROM checkpoints`);
+    const payloads = await sql<{ text: string }>(
+      `SELECT payload::text AS text FROM events UNION ALL SELECT state::text FROM checkpoints`,
+    );
     const all = payloads.map((p) => p.text).join('\n');
     expect(all).not.toContain(TEST_KEY);
     expect(all.toLowerCase()).not.toContain('bearer');

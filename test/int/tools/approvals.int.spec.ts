@@ -20,7 +20,10 @@ async function waitForStatus(runId: string, status: string, timeoutMs = 15_000):
     await new Promise((r) => setTimeout(r, 50));
   }
 }
-const writes = async (runId: string) => Number((await t.platform.db.query('SELECT count(*) AS n FROM demo_external_writes WHERE run_id = $1', [runId])).rows[0].n);
+const writes = async (runId: string) =>
+  Number(
+    (await t.platform.db.query('SELECT count(*) AS n FROM demo_external_writes WHERE run_id = $1', [runId])).rows[0].n,
+  );
 const pendingApproval = async (runId: string) => (await t.platform.toolRecords.pendingApprovalsOfRun(runId))[0];
 
 beforeAll(async () => {
@@ -43,7 +46,12 @@ describe('approvals', () => {
     expect(run?.leaseOwner).toBeNull();
     expect(await writes(runId)).toBe(0);
     const types = (await t.events(runId)).map((e) => e.type);
-    expect(isSubsequence(['tool.call.proposed', 'approval.requested', 'run.checkpointed', 'run.waiting_for_approval'], types)).toBe(true);
+    expect(
+      isSubsequence(
+        ['tool.call.proposed', 'approval.requested', 'run.checkpointed', 'run.waiting_for_approval'],
+        types,
+      ),
+    ).toBe(true);
     expect(types).not.toContain('tool.call.started');
     const approval = await pendingApproval(runId);
     expect(approval.toolName).toBe('demo.external_write');
@@ -55,13 +63,31 @@ describe('approvals', () => {
     expect(await t.waitForTerminal(runId)).toBe('completed');
     expect(await writes(runId)).toBe(1);
     const after = (await t.events(runId)).map((e) => e.type);
-    expect(isSubsequence(['approval.resolved', 'run.resumed', 'run.claimed', 'tool.call.authorized', 'tool.call.started', 'tool.call.effect_started', 'tool.call.completed', 'run.completed'], after)).toBe(true);
-    const inv = (await t.platform.db.query(`SELECT status, effect_sent_at FROM tool_invocations WHERE run_id = $1`, [runId])).rows[0];
+    expect(
+      isSubsequence(
+        [
+          'approval.resolved',
+          'run.resumed',
+          'run.claimed',
+          'tool.call.authorized',
+          'tool.call.started',
+          'tool.call.effect_started',
+          'tool.call.completed',
+          'run.completed',
+        ],
+        after,
+      ),
+    ).toBe(true);
+    const inv = (
+      await t.platform.db.query(`SELECT status, effect_sent_at FROM tool_invocations WHERE run_id = $1`, [runId])
+    ).rows[0];
     expect(inv.status).toBe('succeeded');
     expect(inv.effect_sent_at).not.toBeNull();
     // A second resolution of the same approval is a conflict and writes nothing.
     const before = (await t.events(runId)).length;
-    await expect(t.commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, approval.id, 'deny', 'late'))).rejects.toBeInstanceOf(ConflictError);
+    await expect(
+      t.commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, approval.id, 'deny', 'late')),
+    ).rejects.toBeInstanceOf(ConflictError);
     expect((await t.events(runId)).length).toBe(before);
   });
 
@@ -103,12 +129,24 @@ describe('approvals', () => {
     const approval = await pendingApproval(runId);
     const before = (await t.events(runId)).length;
     const other: Principal = { ...LOCAL_PRINCIPAL, tenantId: 'other-tenant' };
-    await expect(t.commands.execute(new ResolveApprovalCommand(other, approval.id, 'approve_once', null))).rejects.toBeInstanceOf(NotFoundError);
-    await expect(t.commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, approval.id, 'yes' as never, null))).rejects.toBeInstanceOf(ValidationError);
-    await expect(t.commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, '00000000-0000-4000-8000-000000000000', 'deny', null))).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      t.commands.execute(new ResolveApprovalCommand(other, approval.id, 'approve_once', null)),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      t.commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, approval.id, 'yes' as never, null)),
+    ).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      t.commands.execute(
+        new ResolveApprovalCommand(LOCAL_PRINCIPAL, '00000000-0000-4000-8000-000000000000', 'deny', null),
+      ),
+    ).rejects.toBeInstanceOf(NotFoundError);
     const noScope: Principal = { ...LOCAL_PRINCIPAL, scopes: new Set(['runs.read']) };
-    await expect(t.commands.execute(new ResolveApprovalCommand(noScope, approval.id, 'approve_once', null))).rejects.toBeInstanceOf(AuthorizationError);
-    await expect(t.commands.execute(new ProvideRunInputCommand(LOCAL_PRINCIPAL, runId, 'hello'))).rejects.toBeInstanceOf(ConflictError);
+    await expect(
+      t.commands.execute(new ResolveApprovalCommand(noScope, approval.id, 'approve_once', null)),
+    ).rejects.toBeInstanceOf(AuthorizationError);
+    await expect(
+      t.commands.execute(new ProvideRunInputCommand(LOCAL_PRINCIPAL, runId, 'hello')),
+    ).rejects.toBeInstanceOf(ConflictError);
     expect((await t.events(runId)).length).toBe(before);
     expect((await t.platform.runs.get(runId, null))?.status).toBe('waiting_for_approval');
     // Cancelling the waiting run cancels it at once and reaps its approval.
@@ -124,7 +162,9 @@ describe('approvals', () => {
     const { runId } = await t.submit('send', { modelPolicy: 'fake:approval_denied_tool' });
     await waitForStatus(runId, 'waiting_for_approval');
     const approval = await pendingApproval(runId);
-    await t.platform.db.query(`UPDATE approvals SET expires_at = now() - interval '1 second' WHERE id = $1`, [approval.id]);
+    await t.platform.db.query(`UPDATE approvals SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+      approval.id,
+    ]);
     expect(await t.waitForTerminal(runId)).toBe('completed'); // the worker's reaper runs every 200 ms here
     const events = await t.events(runId);
     const resolved = events.find((e) => e.type === 'approval.resolved');
@@ -142,8 +182,11 @@ describe('uncertain non-idempotent executions', () => {
     const first = t.platform.createWorker({ concurrency: 1, pollIntervalMs: 100, drainMs: 0, onlyRunId: runId });
     await first.start();
     await waitForStatus(runId, 'waiting_for_approval');
-    await t.commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, (await pendingApproval(runId)).id, 'approve_once', null));
-    for (let i = 0; i < 200 && !(await t.events(runId)).some((e) => e.type === 'tool.call.effect_started'); i++) await new Promise((r) => setTimeout(r, 25));
+    await t.commands.execute(
+      new ResolveApprovalCommand(LOCAL_PRINCIPAL, (await pendingApproval(runId)).id, 'approve_once', null),
+    );
+    for (let i = 0; i < 200 && !(await t.events(runId)).some((e) => e.type === 'tool.call.effect_started'); i++)
+      await new Promise((r) => setTimeout(r, 25));
     await first.crash();
     expect(await writes(runId)).toBe(1);
     worker = t.platform.createWorker({ concurrency: 4, pollIntervalMs: 200, drainMs: 5000, reaperIntervalMs: 200 });
@@ -153,7 +196,8 @@ describe('uncertain non-idempotent executions', () => {
     expect(events.filter((e) => e.type === 'tool.call.uncertain')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'tool.call.started')).toHaveLength(1);
     expect(await writes(runId)).toBe(1);
-    const inv = (await t.platform.db.query(`SELECT id, status FROM tool_invocations WHERE run_id = $1`, [runId])).rows[0];
+    const inv = (await t.platform.db.query(`SELECT id, status FROM tool_invocations WHERE run_id = $1`, [runId]))
+      .rows[0];
     expect(inv.status).toBe('uncertain');
     await t.commands.execute(new ReviewUncertainInvocationCommand(LOCAL_PRINCIPAL, inv.id, 'fail'));
     expect(await t.waitForTerminal(runId)).toBe('completed');
@@ -176,8 +220,15 @@ describe('conversation.ask_user', () => {
     const events = await t.events(runId);
     expect(events.filter((e) => e.type === 'run.resumed')).toHaveLength(1);
     const answer = events.find((e) => e.type === 'tool.call.completed');
-    expect(answer?.type === 'tool.call.completed' && answer.data).toMatchObject({ trust: 'user', result: { answer: 'Use the EU region.' } });
-    await expect(t.commands.execute(new ProvideRunInputCommand(LOCAL_PRINCIPAL, runId, 'Something else'))).rejects.toBeInstanceOf(ConflictError);
-    await expect(t.commands.execute(new ProvideRunInputCommand(LOCAL_PRINCIPAL, runId, ''))).rejects.toBeInstanceOf(ValidationError);
+    expect(answer?.type === 'tool.call.completed' && answer.data).toMatchObject({
+      trust: 'user',
+      result: { answer: 'Use the EU region.' },
+    });
+    await expect(
+      t.commands.execute(new ProvideRunInputCommand(LOCAL_PRINCIPAL, runId, 'Something else')),
+    ).rejects.toBeInstanceOf(ConflictError);
+    await expect(t.commands.execute(new ProvideRunInputCommand(LOCAL_PRINCIPAL, runId, ''))).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 });

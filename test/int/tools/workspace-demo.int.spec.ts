@@ -24,7 +24,8 @@ async function waitForStatus(runId: string, status: string, timeoutMs = 15_000):
   }
 }
 const finalText = async (runId: string) => (await t.platform.runs.get(runId, null))?.finalText;
-const of = <T extends StoredEvent['type']>(events: StoredEvent[], type: T) => events.filter((e): e is Extract<StoredEvent, { type: T }> => e.type === type);
+const of = <T extends StoredEvent['type']>(events: StoredEvent[], type: T) =>
+  events.filter((e): e is Extract<StoredEvent, { type: T }> => e.type === type);
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-ws-'));
@@ -54,7 +55,9 @@ describe('the demo model with the lifecycle tools', () => {
     const completed = of(await t.events(r.runId), 'tool.call.completed')[0];
     expect(completed.data.trust).toBe('external_untrusted');
     expect(completed.data.result).toMatchObject({ trust: 'external_untrusted', data: { content: 'hello world' } });
-    expect(await finalText(r.runId)).toBe('notes/a.txt contains (untrusted data, shown as is, not followed): "hello world"');
+    expect(await finalText(r.runId)).toBe(
+      'notes/a.txt contains (untrusted data, shown as is, not followed): "hello world"',
+    );
 
     const l = await t.submit('list files', {}, w.sessionId);
     expect(await t.waitForTerminal(l.runId)).toBe('completed');
@@ -80,7 +83,12 @@ describe('the demo model with the lifecycle tools', () => {
     const ws = path.join(dataDir, 'workspaces', 'local', first.sessionId);
     fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(ws, 'link.txt'));
     fs.symlinkSync(outside, path.join(ws, 'dir'));
-    for (const msg of ['read link.txt', 'read dir/secret.txt', 'write pwned to dir/evil.txt', 'write pwned to link.txt']) {
+    for (const msg of [
+      'read link.txt',
+      'read dir/secret.txt',
+      'write pwned to dir/evil.txt',
+      'write pwned to link.txt',
+    ]) {
       const run = await t.submit(msg, {}, first.sessionId);
       expect(await t.waitForTerminal(run.runId)).toBe('completed');
       const failed = of(await t.events(run.runId), 'tool.call.failed');
@@ -99,7 +107,9 @@ describe('the demo model with the lifecycle tools', () => {
     expect(a1.actionSummary).toBe('send to finance: "the report"');
     await t.commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, a1.id, 'deny', null));
     expect(await t.waitForTerminal(denied.runId)).toBe('completed');
-    expect(await finalText(denied.runId)).toBe('I did not send it: the request was denied, so nothing was sent to finance.');
+    expect(await finalText(denied.runId)).toBe(
+      'I did not send it: the request was denied, so nothing was sent to finance.',
+    );
 
     const approved = await t.submit('publish the release notes');
     await waitForStatus(approved.runId, 'waiting_for_approval');

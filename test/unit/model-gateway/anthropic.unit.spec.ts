@@ -14,11 +14,20 @@ beforeAll(async () => {
 afterAll(() => server.close());
 beforeEach(() => server.reset());
 
-const SONNET_PRICES = { uncachedInputPerMillion: '3', cachedInputPerMillion: '0.30', cacheWritePerMillion: '3.75', outputPerMillion: '15' };
+const SONNET_PRICES = {
+  uncachedInputPerMillion: '3',
+  cachedInputPerMillion: '0.30',
+  cacheWritePerMillion: '3.75',
+  outputPerMillion: '15',
+};
 
 function provider(modelOverrides = {}) {
   // No /v1: the SDK appends /v1/messages itself (STACK-NOTES §7).
-  const profile = testProfile('anthropic', server.origin, testModel('claude-sonnet-4-6', { prices: SONNET_PRICES, thinkingBudgetTokens: 2048, ...modelOverrides }));
+  const profile = testProfile(
+    'anthropic',
+    server.origin,
+    testModel('claude-sonnet-4-6', { prices: SONNET_PRICES, thinkingBudgetTokens: 2048, ...modelOverrides }),
+  );
   return { profile, provider: createAnthropicProvider(profile, TEST_KEY) };
 }
 
@@ -28,7 +37,14 @@ function recordedThinking(): { thinking: string; signature: string; redacted: st
   const events = text
     .split('\n')
     .filter((l) => l.startsWith('data: '))
-    .map((l) => JSON.parse(l.slice(6)) as { type: string; delta?: { type: string; thinking?: string; signature?: string }; content_block?: { type: string; data?: string } });
+    .map(
+      (l) =>
+        JSON.parse(l.slice(6)) as {
+          type: string;
+          delta?: { type: string; thinking?: string; signature?: string };
+          content_block?: { type: string; data?: string };
+        },
+    );
   return {
     thinking: events.map((e) => (e.delta?.type === 'thinking_delta' ? e.delta.thinking : '')).join(''),
     signature: events.map((e) => (e.delta?.type === 'signature_delta' ? e.delta.signature : '')).join(''),
@@ -58,18 +74,40 @@ describe('the Anthropic Messages adapter against recorded streams', () => {
     server.enqueue('anthropic/tool-use-thinking');
     const { profile, provider: p } = provider();
     const events = await collect(p.stream(calculatorRequest(), resolved(profile), attempt()));
-    const turn = await assembleTurn((async function* () { yield* events; })());
+    const turn = await assembleTurn(
+      (async function* () {
+        yield* events;
+      })(),
+    );
     const r = recordedThinking();
-    expect(events.filter((e) => e.type === 'reasoning_delta').map((e) => (e as { text: string }).text).join('')).toBe(r.thinking);
+    expect(
+      events
+        .filter((e) => e.type === 'reasoning_delta')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe(r.thinking);
     expect(turn.reasoningItems.map((i) => i.opaquePayload)).toEqual([
       { type: 'thinking', thinking: r.thinking, signature: r.signature },
       { type: 'redacted_thinking', data: r.redacted },
     ]);
     expect(turn.text).toBe("I'll calculate that for you.");
-    expect(turn.toolCalls).toEqual([{ kind: 'tool_call', callId: 'toolu_01Mq8Zt4Xb7Nv2Kp5Rw9Yc3L', name: 'math.calculate', arguments: { expression: '17 * 23' } }]);
+    expect(turn.toolCalls).toEqual([
+      {
+        kind: 'tool_call',
+        callId: 'toolu_01Mq8Zt4Xb7Nv2Kp5Rw9Yc3L',
+        name: 'math.calculate',
+        arguments: { expression: '17 * 23' },
+      },
+    ]);
     expect(turn.stopReason).toBe('tool_use');
     // message_delta carried only output_tokens: input must still come from message_start.
-    expect(turn.usage).toEqual({ uncachedInputTokens: 472, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 156, reasoningTokens: 0 });
+    expect(turn.usage).toEqual({
+      uncachedInputTokens: 472,
+      cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      outputTokens: 156,
+      reasoningTokens: 0,
+    });
   });
 
   it('returns the thinking and redacted-thinking blocks byte-for-byte in the request after the tool result', async () => {
@@ -82,7 +120,14 @@ describe('the Anthropic Messages adapter against recorded streams', () => {
         ...calculatorRequest().conversation,
         ...first.reasoningItems,
         call,
-        { kind: 'tool_result', callId: call.callId, name: call.name, output: { value: 391 }, isError: false, trust: 'tool_untrusted' },
+        {
+          kind: 'tool_result',
+          callId: call.callId,
+          name: call.name,
+          output: { value: 391 },
+          isError: false,
+          trust: 'tool_untrusted',
+        },
       ],
     });
     const second = await assembleTurn(p.stream(next, resolved(profile), attempt()));
@@ -94,9 +139,16 @@ describe('the Anthropic Messages adapter against recorded streams', () => {
     expect(messages[1].content).toEqual([
       { type: 'thinking', thinking: r.thinking, signature: r.signature },
       { type: 'redacted_thinking', data: r.redacted },
-      { type: 'tool_use', id: 'toolu_01Mq8Zt4Xb7Nv2Kp5Rw9Yc3L', name: 'math_calculate', input: { expression: '17 * 23' } },
+      {
+        type: 'tool_use',
+        id: 'toolu_01Mq8Zt4Xb7Nv2Kp5Rw9Yc3L',
+        name: 'math_calculate',
+        input: { expression: '17 * 23' },
+      },
     ]);
-    expect(messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_01Mq8Zt4Xb7Nv2Kp5Rw9Yc3L', content: '{"value":391}' }]);
+    expect(messages[2].content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_01Mq8Zt4Xb7Nv2Kp5Rw9Yc3L', content: '{"value":391}' },
+    ]);
     // Byte-identical on the wire: the exact JSON encodings of the recorded strings appear in the body.
     expect(body.raw).toContain(JSON.stringify(r.signature));
     expect(body.raw).toContain(JSON.stringify(r.thinking));
@@ -107,19 +159,35 @@ describe('the Anthropic Messages adapter against recorded streams', () => {
   it('turns thinking off rather than send a tool loop whose thinking blocks were lost', async () => {
     server.enqueue('anthropic/final-answer-cached');
     const { profile, provider: p } = provider();
-    const call = { kind: 'tool_call' as const, callId: 'toolu_x', name: 'math.calculate', arguments: { expression: '1 + 1' } };
+    const call = {
+      kind: 'tool_call' as const,
+      callId: 'toolu_x',
+      name: 'math.calculate',
+      arguments: { expression: '1 + 1' },
+    };
     const request = calculatorRequest({
-      conversation: [...calculatorRequest().conversation, call, { kind: 'tool_result', callId: 'toolu_x', name: call.name, output: 2, isError: false, trust: 'tool_untrusted' }],
+      conversation: [
+        ...calculatorRequest().conversation,
+        call,
+        { kind: 'tool_result', callId: 'toolu_x', name: call.name, output: 2, isError: false, trust: 'tool_untrusted' },
+      ],
     });
     await assembleTurn(p.stream(request, resolved(profile), attempt()));
     expect(server.requests[0].json.thinking).toBeUndefined();
   });
 
-  it('drops another provider\'s reasoning items', async () => {
+  it("drops another provider's reasoning items", async () => {
     server.enqueue('anthropic/final-answer-cached');
     const { profile, provider: p } = provider();
     const request = calculatorRequest({
-      conversation: [...calculatorRequest().conversation, { kind: 'provider_reasoning', provider: 'openai', opaquePayload: { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAA' } }],
+      conversation: [
+        ...calculatorRequest().conversation,
+        {
+          kind: 'provider_reasoning',
+          provider: 'openai',
+          opaquePayload: { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAA' },
+        },
+      ],
     });
     await assembleTurn(p.stream(request, resolved(profile), attempt()));
     expect(server.requests[0].raw).not.toContain('rs_1');
@@ -129,7 +197,13 @@ describe('the Anthropic Messages adapter against recorded streams', () => {
     server.enqueue('anthropic/final-answer-cached');
     const { profile, provider: p } = provider();
     const turn = await assembleTurn(p.stream(calculatorRequest(), resolved(profile), attempt()));
-    expect(turn.usage).toEqual({ uncachedInputTokens: 20, cachedInputTokens: 1536, cacheWriteTokens: 210, outputTokens: 95, reasoningTokens: 0 });
+    expect(turn.usage).toEqual({
+      uncachedInputTokens: 20,
+      cachedInputTokens: 1536,
+      cacheWriteTokens: 210,
+      outputTokens: 95,
+      reasoningTokens: 0,
+    });
     // (20 × 3 + 1536 × 0.30 + 210 × 3.75 + 95 × 15) / 1e6 = 2733.3 / 1e6
     expect(costOf(turn.usage, SONNET_PRICES)).toBe('0.0027333');
   });
@@ -137,16 +211,37 @@ describe('the Anthropic Messages adapter against recorded streams', () => {
   it('translates cache hints into at most four cache_control breakpoints', async () => {
     server.enqueue('anthropic/final-answer-cached');
     const { profile, provider: p } = provider();
-    const hint = (boundary: 'after_system' | 'after_tools' | 'after_history_prefix', ttl: 'default' | '1h' = 'default') => ({ boundary, minTokens: 0, ttl });
-    const call = { kind: 'tool_call' as const, callId: 'toolu_x', name: 'math.calculate', arguments: { expression: '1 + 1' } };
+    const hint = (
+      boundary: 'after_system' | 'after_tools' | 'after_history_prefix',
+      ttl: 'default' | '1h' = 'default',
+    ) => ({ boundary, minTokens: 0, ttl });
+    const call = {
+      kind: 'tool_call' as const,
+      callId: 'toolu_x',
+      name: 'math.calculate',
+      arguments: { expression: '1 + 1' },
+    };
     const request = calculatorRequest({
-      conversation: [...calculatorRequest().conversation, call, { kind: 'tool_result', callId: 'toolu_x', name: call.name, output: 2, isError: false, trust: 'tool_untrusted' }],
-      cacheHints: [hint('after_system'), hint('after_tools', '1h'), hint('after_history_prefix'), hint('after_history_prefix'), hint('after_history_prefix')],
+      conversation: [
+        ...calculatorRequest().conversation,
+        call,
+        { kind: 'tool_result', callId: 'toolu_x', name: call.name, output: 2, isError: false, trust: 'tool_untrusted' },
+      ],
+      cacheHints: [
+        hint('after_system'),
+        hint('after_tools', '1h'),
+        hint('after_history_prefix'),
+        hint('after_history_prefix'),
+        hint('after_history_prefix'),
+      ],
     });
     await assembleTurn(p.stream(request, resolved(profile), attempt()));
     const raw = server.requests[0].raw;
     expect(raw.match(/"cache_control"/g)).toHaveLength(4);
-    const json = server.requests[0].json as { system: { cache_control?: unknown }[]; tools: { cache_control?: unknown }[] };
+    const json = server.requests[0].json as {
+      system: { cache_control?: unknown }[];
+      tools: { cache_control?: unknown }[];
+    };
     expect(json.system[0].cache_control).toEqual({ type: 'ephemeral' });
     expect(json.tools[0].cache_control).toEqual({ type: 'ephemeral', ttl: '1h' });
   });
@@ -154,7 +249,13 @@ describe('the Anthropic Messages adapter against recorded streams', () => {
   it('skips a breakpoint whose prefix is below its minimum size', async () => {
     server.enqueue('anthropic/final-answer-cached');
     const { profile, provider: p } = provider();
-    await assembleTurn(p.stream(calculatorRequest({ cacheHints: [{ boundary: 'after_system', minTokens: 1024, ttl: 'default' }] }), resolved(profile), attempt()));
+    await assembleTurn(
+      p.stream(
+        calculatorRequest({ cacheHints: [{ boundary: 'after_system', minTokens: 1024, ttl: 'default' }] }),
+        resolved(profile),
+        attempt(),
+      ),
+    );
     expect(server.requests[0].raw).not.toContain('cache_control');
   });
 

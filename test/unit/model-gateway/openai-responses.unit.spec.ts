@@ -40,7 +40,14 @@ describe('the OpenAI Responses adapter against recorded streams', () => {
     server.enqueue('openai-responses/tool-call');
     const { profile, provider: p } = provider();
     const turn = await assembleTurn(p.stream(calculatorRequest(), resolved(profile), attempt()));
-    expect(turn.toolCalls).toEqual([{ kind: 'tool_call', callId: 'call_Xk2mP9qR4sT7vW1yZ3bD5fH8', name: 'math.calculate', arguments: { expression: '17 * 23' } }]);
+    expect(turn.toolCalls).toEqual([
+      {
+        kind: 'tool_call',
+        callId: 'call_Xk2mP9qR4sT7vW1yZ3bD5fH8',
+        name: 'math.calculate',
+        arguments: { expression: '17 * 23' },
+      },
+    ]);
     expect(turn.stopReason).toBe('tool_use');
     expect(turn.reasoningItems).toHaveLength(1);
     expect(turn.reasoningItems[0].provider).toBe('openai');
@@ -63,7 +70,14 @@ describe('the OpenAI Responses adapter against recorded streams', () => {
         ...calculatorRequest().conversation,
         ...first.reasoningItems,
         call,
-        { kind: 'tool_result', callId: call.callId, name: call.name, output: { value: 391 }, isError: false, trust: 'tool_untrusted' },
+        {
+          kind: 'tool_result',
+          callId: call.callId,
+          name: call.name,
+          output: { value: 391 },
+          isError: false,
+          trust: 'tool_untrusted',
+        },
       ],
     });
     const second = await assembleTurn(p.stream(request, resolved(profile), attempt()));
@@ -71,18 +85,27 @@ describe('the OpenAI Responses adapter against recorded streams', () => {
     const input = server.requests[1].json.input as Record<string, unknown>[];
     expect(input.slice(1)).toEqual([
       first.reasoningItems[0].opaquePayload,
-      { type: 'function_call', call_id: 'call_Xk2mP9qR4sT7vW1yZ3bD5fH8', name: 'math_calculate', arguments: '{"expression":"17 * 23"}' },
+      {
+        type: 'function_call',
+        call_id: 'call_Xk2mP9qR4sT7vW1yZ3bD5fH8',
+        name: 'math_calculate',
+        arguments: '{"expression":"17 * 23"}',
+      },
       { type: 'function_call_output', call_id: 'call_Xk2mP9qR4sT7vW1yZ3bD5fH8', output: '{"value":391}' },
     ]);
   });
 
-  it('never sends another provider\'s reasoning items', async () => {
+  it("never sends another provider's reasoning items", async () => {
     server.enqueue('openai-responses/final-answer');
     const { profile, provider: p } = provider();
     const request = calculatorRequest({
       conversation: [
         ...calculatorRequest().conversation,
-        { kind: 'provider_reasoning', provider: 'anthropic', opaquePayload: { type: 'thinking', thinking: 'x', signature: 'sig' } },
+        {
+          kind: 'provider_reasoning',
+          provider: 'anthropic',
+          opaquePayload: { type: 'thinking', thinking: 'x', signature: 'sig' },
+        },
       ],
     });
     await assembleTurn(p.stream(request, resolved(profile), attempt()));
@@ -93,14 +116,25 @@ describe('the OpenAI Responses adapter against recorded streams', () => {
     server.enqueue('openai-responses/reasoning-summary');
     const { profile, provider: p } = provider();
     const events = await collect(p.stream(calculatorRequest(), resolved(profile), attempt()));
-    expect(events.filter((e) => e.type === 'reasoning_delta').map((e) => (e as { text: string }).text).join('')).toContain('capital of France');
+    expect(
+      events
+        .filter((e) => e.type === 'reasoning_delta')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toContain('capital of France');
     const turn = await assembleTurn(
       (async function* () {
         yield* events;
       })(),
     );
     expect(turn.text).toBe('The capital of France is Paris.');
-    expect(turn.usage).toEqual({ uncachedInputTokens: 214, cachedInputTokens: 1792, cacheWriteTokens: 0, outputTokens: 412, reasoningTokens: 384 });
+    expect(turn.usage).toEqual({
+      uncachedInputTokens: 214,
+      cachedInputTokens: 1792,
+      cacheWriteTokens: 0,
+      outputTokens: 412,
+      reasoningTokens: 384,
+    });
     // (214 × 0.25 + 1792 × 0.025 + 412 × 2.00) / 1e6 = 922.3 / 1e6
     expect(costOf(turn.usage, profile.models[0].prices)).toBe('0.0009223');
     // Only the opaque part of the reasoning item is kept: no summary text.
@@ -165,7 +199,9 @@ describe('the OpenAI Responses adapter against recorded streams', () => {
   it('ends with a transient timeout when the attempt deadline passes', async () => {
     server.enqueue('openai-responses/tool-call');
     const { profile, provider: p } = provider();
-    const events = await collect(p.stream(calculatorRequest(), resolved(profile), attempt({ deadlineMs: Date.now() - 1 })));
+    const events = await collect(
+      p.stream(calculatorRequest(), resolved(profile), attempt({ deadlineMs: Date.now() - 1 })),
+    );
     expect(events[events.length - 1]).toMatchObject({ type: 'failed', kind: 'transient', providerCode: 'timeout' });
     expect(events.filter((e) => e.type === 'completed' || e.type === 'failed')).toHaveLength(1);
   });

@@ -1,12 +1,30 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { normalizeWorkspacePath, resolveExisting, resolveForWrite, sessionWorkspace, PathOutsideWorkspace } from '../../../src/tools/workspace/paths';
+import {
+  normalizeWorkspacePath,
+  resolveExisting,
+  resolveForWrite,
+  sessionWorkspace,
+  PathOutsideWorkspace,
+} from '../../../src/tools/workspace/paths';
 import { createWorkspaceTools } from '../../../src/tools/workspace/workspace-tools';
 import { toolContext } from './tool-context';
 
 describe('normalizeWorkspacePath', () => {
-  it.each(['/etc/passwd', '\\\\server\\share', 'C:\\Windows', '~/x', '../x', 'a/../../b', 'a/..', 'a\\..\\..\\b', '', '.', 'a\0b'])('refuses %j', (p) => {
+  it.each([
+    '/etc/passwd',
+    '\\\\server\\share',
+    'C:\\Windows',
+    '~/x',
+    '../x',
+    'a/../../b',
+    'a/..',
+    'a\\..\\..\\b',
+    '',
+    '.',
+    'a\0b',
+  ])('refuses %j', (p) => {
     expect(normalizeWorkspacePath(p).ok).toBe(false);
   });
   it('canonicalizes relative paths', () => {
@@ -55,14 +73,28 @@ describe('real-path checks', () => {
     const [read, write, list] = createWorkspaceTools({ root });
     const ctx = { ...toolContext(), tenantId: 't', sessionId: 'tools' };
     const w = await write.execute({ path: 'a.txt', content: 'abc' }, ctx);
-    expect(w).toEqual({ ok: true, output: { path: 'a.txt', size_bytes: 3, sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad' } });
+    expect(w).toEqual({
+      ok: true,
+      output: {
+        path: 'a.txt',
+        size_bytes: 3,
+        sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+      },
+    });
     const r = await read.execute({ path: 'a.txt' }, ctx);
     expect(r.ok && r.output.content).toBe('abc');
     const ws = await sessionWorkspace(root, 't', 'tools');
     fs.symlinkSync(outside, path.join(ws, 'out'));
     for (let i = 0; i < 5; i++) fs.writeFileSync(path.join(ws, `f${i}.txt`), 'x');
     const l = await list.execute({ limit: 3 }, ctx);
-    expect(l.ok && l.output).toEqual({ files: [{ path: 'a.txt', size_bytes: 3 }, { path: 'f0.txt', size_bytes: 1 }, { path: 'f1.txt', size_bytes: 1 }], truncated: true });
+    expect(l.ok && l.output).toEqual({
+      files: [
+        { path: 'a.txt', size_bytes: 3 },
+        { path: 'f0.txt', size_bytes: 1 },
+        { path: 'f1.txt', size_bytes: 1 },
+      ],
+      truncated: true,
+    });
     expect(read.normalize?.({ path: '../x' })).toMatchObject({ ok: false, errorCode: 'path_outside_workspace' });
   });
 });

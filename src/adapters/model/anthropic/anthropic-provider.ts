@@ -14,7 +14,11 @@ import { messagesRequest } from './request';
  * attempt, raw events mapped by MessagesEventMapper (the SDK's MessageStream helper is not used:
  * the adapter validates event order itself and reports violations as protocol failures).
  */
-export function createAnthropicProvider(profile: ProviderProfile, apiKey: string, client: Anthropic = createAnthropicClient(profile, apiKey)): ModelProvider {
+export function createAnthropicProvider(
+  profile: ProviderProfile,
+  apiKey: string,
+  client: Anthropic = createAnthropicClient(profile, apiKey),
+): ModelProvider {
   const name = profile.name;
   const mapError = (error: unknown) =>
     error instanceof StreamOrderError
@@ -24,7 +28,12 @@ export function createAnthropicProvider(profile: ProviderProfile, apiKey: string
     name,
     stream(request: ModelRequest, resolved: ResolvedModel, attempt: ModelAttempt): AsyncIterable<ModelEvent> {
       const model = findProfileModel(profile, resolved.model);
-      if (!model) return single(failed('permanent', `${name}: profile ${profile.source} has no model "${resolved.model}"`, { providerCode: 'unknown_model' }));
+      if (!model)
+        return single(
+          failed('permanent', `${name}: profile ${profile.source} has no model "${resolved.model}"`, {
+            providerCode: 'unknown_model',
+          }),
+        );
       return guardedStream(
         name,
         attempt,

@@ -1,4 +1,9 @@
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import Anthropic, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+} from '@anthropic-ai/sdk';
 import type { ProviderProfile } from '../../../domain/model/provider-profile';
 import { errorMessage, otherErrorInfo, type SdkErrorInfo } from '../shared/failures';
 
@@ -30,7 +35,8 @@ export function anthropicErrorInfo(error: unknown): SdkErrorInfo {
     const body = (error.error ?? {}) as { error?: { type?: unknown; message?: unknown } };
     const type = error.type ?? (typeof body.error?.type === 'string' ? body.error.type : null);
     const message = error.apiMessage ?? (typeof body.error?.message === 'string' ? body.error.message : error.message);
-    if (typeof error.status === 'number') return { status: error.status, headers: (error.headers as Headers | undefined) ?? null, code: type, message };
+    if (typeof error.status === 'number')
+      return { status: error.status, headers: (error.headers as Headers | undefined) ?? null, code: type, message };
     return { code: type, message };
   }
   return otherErrorInfo(error);

@@ -1,4 +1,9 @@
-import type { MessageDeltaUsage, RawMessageStreamEvent, Usage, StopReason as AnthropicStopReason } from '@anthropic-ai/sdk/resources/messages/messages';
+import type {
+  MessageDeltaUsage,
+  RawMessageStreamEvent,
+  Usage,
+  StopReason as AnthropicStopReason,
+} from '@anthropic-ai/sdk/resources/messages/messages';
 import type { ModelEvent, StopReason } from '../../../domain/model/model-events';
 import type { TokenUsage } from '../../../domain/run/usage';
 import type { ToolNameCodec } from '../shared/tool-names';
@@ -60,7 +65,11 @@ export class MessagesEventMapper {
             type: 'completed',
             stopReason: this.stopReason(),
             usage: this.usage(),
-            providerMetadata: { message_id: this.messageId, model: this.servedModel, ...(this.stop ? { stop_reason: this.stop } : {}) },
+            providerMetadata: {
+              message_id: this.messageId,
+              model: this.servedModel,
+              ...(this.stop ? { stop_reason: this.stop } : {}),
+            },
           },
         ];
       default:
@@ -68,7 +77,10 @@ export class MessagesEventMapper {
     }
   }
 
-  private blockStart(index: number, block: Extract<RawMessageStreamEvent, { type: 'content_block_start' }>['content_block']): ModelEvent[] {
+  private blockStart(
+    index: number,
+    block: Extract<RawMessageStreamEvent, { type: 'content_block_start' }>['content_block'],
+  ): ModelEvent[] {
     if (this.blocks.has(index)) throw new StreamOrderError(`content block ${index} started twice`);
     switch (block.type) {
       case 'text':
@@ -83,7 +95,15 @@ export class MessagesEventMapper {
       case 'tool_use': {
         const call = { kind: 'tool' as const, index: this.tools++, jsonSeen: false, input: block.input };
         this.blocks.set(index, call);
-        return [{ type: 'tool_call_delta', index: call.index, callId: block.id, name: this.names.decode(block.name), argumentsDelta: '' }];
+        return [
+          {
+            type: 'tool_call_delta',
+            index: call.index,
+            callId: block.id,
+            name: this.names.decode(block.name),
+            argumentsDelta: '',
+          },
+        ];
       }
       default:
         // server_tool_use and server tool results: executed by the provider, nothing for us to run.
@@ -92,7 +112,10 @@ export class MessagesEventMapper {
     }
   }
 
-  private blockDelta(index: number, delta: Extract<RawMessageStreamEvent, { type: 'content_block_delta' }>['delta']): ModelEvent[] {
+  private blockDelta(
+    index: number,
+    delta: Extract<RawMessageStreamEvent, { type: 'content_block_delta' }>['delta'],
+  ): ModelEvent[] {
     const block = this.blocks.get(index);
     if (!block) throw new StreamOrderError(`content_block_delta for block ${index}, which never started`);
     switch (delta.type) {
@@ -122,9 +145,27 @@ export class MessagesEventMapper {
     if (!block) throw new StreamOrderError(`content_block_stop for block ${index}, which never started`);
     switch (block.kind) {
       case 'thinking':
-        return [{ type: 'reasoning_item', item: { kind: 'provider_reasoning', provider: this.provider, opaquePayload: { type: 'thinking', thinking: block.thinking, signature: block.signature } } }];
+        return [
+          {
+            type: 'reasoning_item',
+            item: {
+              kind: 'provider_reasoning',
+              provider: this.provider,
+              opaquePayload: { type: 'thinking', thinking: block.thinking, signature: block.signature },
+            },
+          },
+        ];
       case 'redacted':
-        return [{ type: 'reasoning_item', item: { kind: 'provider_reasoning', provider: this.provider, opaquePayload: { type: 'redacted_thinking', data: block.data } } }];
+        return [
+          {
+            type: 'reasoning_item',
+            item: {
+              kind: 'provider_reasoning',
+              provider: this.provider,
+              opaquePayload: { type: 'redacted_thinking', data: block.data },
+            },
+          },
+        ];
       case 'tool': {
         const input = block.input;
         if (block.jsonSeen || typeof input !== 'object' || input === null || Object.keys(input).length === 0) return [];

@@ -22,9 +22,18 @@ const DEFAULT_MAX_TOKENS = 4096;
  * start of their assistant message (never altered: the API rejects a modified block); CacheHints
  * become at most four `cache_control` breakpoints.
  */
-export function messagesRequest(profile: ProviderProfile, model: ProfileModel, request: ModelRequest, names: ToolNameCodec): MessageCreateParamsStreaming {
+export function messagesRequest(
+  profile: ProviderProfile,
+  model: ProfileModel,
+  request: ModelRequest,
+  names: ToolNameCodec,
+): MessageCreateParamsStreaming {
   const messages = toMessages(profile.name, request.conversation, names);
-  const tools: Tool[] = request.tools.map((t) => ({ name: names.encode(t.name), description: t.description, input_schema: t.inputSchema as Tool['input_schema'] }));
+  const tools: Tool[] = request.tools.map((t) => ({
+    name: names.encode(t.name),
+    description: t.description,
+    input_schema: t.inputSchema as Tool['input_schema'],
+  }));
   const system: TextBlockParam[] = [{ type: 'text', text: request.system }];
   applyCacheHints(request.cacheHints, system, tools, messages);
   const thinking = model.thinkingBudgetTokens !== null && thinkingContinuityHolds(messages);
@@ -36,7 +45,10 @@ export function messagesRequest(profile: ProviderProfile, model: ProfileModel, r
     ...(tools.length > 0 ? { tools } : {}),
     stream: true,
     ...(thinking
-      ? { thinking: { type: 'enabled', budget_tokens: model.thinkingBudgetTokens }, max_tokens: Math.max(base, model.thinkingBudgetTokens + 1024) }
+      ? {
+          thinking: { type: 'enabled', budget_tokens: model.thinkingBudgetTokens },
+          max_tokens: Math.max(base, model.thinkingBudgetTokens + 1024),
+        }
       : { max_tokens: base, ...(request.temperature !== null ? { temperature: request.temperature } : {}) }),
   };
 }
@@ -69,7 +81,12 @@ function toMessages(provider: string, conversation: readonly ConversationItem[],
         push('assistant', { type: 'tool_use', id: item.callId, name: names.encode(item.name), input: item.arguments });
         break;
       case 'tool_result':
-        push('user', { type: 'tool_result', tool_use_id: item.callId, content: toolResultText(item), ...(item.isError ? { is_error: true } : {}) });
+        push('user', {
+          type: 'tool_result',
+          tool_use_id: item.callId,
+          content: toolResultText(item),
+          ...(item.isError ? { is_error: true } : {}),
+        });
         break;
       default: {
         const unknown: never = item;
@@ -79,7 +96,8 @@ function toMessages(provider: string, conversation: readonly ConversationItem[],
   }
   // tool_result blocks must come first in their user message.
   for (const m of messages) {
-    if (m.role === 'user') m.content.sort((a, b) => Number(b.type === 'tool_result') - Number(a.type === 'tool_result'));
+    if (m.role === 'user')
+      m.content.sort((a, b) => Number(b.type === 'tool_result') - Number(a.type === 'tool_result'));
   }
   return messages;
 }
@@ -97,10 +115,16 @@ function thinkingContinuityHolds(messages: readonly MessageParam[]): boolean {
   return blocks[0]?.type === 'thinking' || blocks[0]?.type === 'redacted_thinking';
 }
 
-function applyCacheHints(hints: readonly CacheBreakpoint[], system: TextBlockParam[], tools: Tool[], messages: MessageParam[]): void {
+function applyCacheHints(
+  hints: readonly CacheBreakpoint[],
+  system: TextBlockParam[],
+  tools: Tool[],
+  messages: MessageParam[],
+): void {
   let used = 0;
   let prefixChars = system.reduce((n, b) => n + b.text.length, 0);
-  const control = (h: CacheBreakpoint): CacheControlEphemeral => (h.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' });
+  const control = (h: CacheBreakpoint): CacheControlEphemeral =>
+    h.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
   // Caching only helps above the provider's minimum prefix; estimate ~4 characters per token.
   const worthIt = (h: CacheBreakpoint) => prefixChars / 4 >= h.minTokens && used < MAX_BREAKPOINTS;
   for (const h of hints.filter((x) => x.boundary === 'after_system')) {

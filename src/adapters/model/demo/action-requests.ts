@@ -21,9 +21,11 @@ export function parseActionRequest(message: string): ActionRequest | null {
   const m = message.trim();
   let r: RegExpExecArray | null;
   if ((r = /^ask me\s+(.+)$/is.exec(m))) return { kind: 'ask', question: r[1].trim() };
-  if ((r = /^send\s+(.+)\s+to\s+(.+?)[.!]*$/is.exec(m))) return { kind: 'send', target: unquote(r[2]), text: unquote(r[1]) };
+  if ((r = /^send\s+(.+)\s+to\s+(.+?)[.!]*$/is.exec(m)))
+    return { kind: 'send', target: unquote(r[2]), text: unquote(r[1]) };
   if ((r = /^publish\s+(.+?)[.!]*$/is.exec(m))) return { kind: 'send', target: 'public', text: unquote(r[1]) };
-  if ((r = /^write\s+(.+)\s+to\s+(\S+?)[.!]*$/is.exec(m))) return { kind: 'write', path: unquote(r[2]), content: unquote(r[1]) };
+  if ((r = /^write\s+(.+)\s+to\s+(\S+?)[.!]*$/is.exec(m)))
+    return { kind: 'write', path: unquote(r[2]), content: unquote(r[1]) };
   if ((r = /^read\s+(\S+?)[.!?]*$/i.exec(m))) return { kind: 'read', path: unquote(r[1]) };
   if (/^(?:list|show)(?: the| my)? files[.!?]*$/i.test(m)) return { kind: 'list' };
   return null;

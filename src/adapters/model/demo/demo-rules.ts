@@ -76,10 +76,14 @@ function actionStep(a: ActionRequest, offered: ReadonlySet<string>, after: reado
   switch (a.kind) {
     case 'ask':
       return toolStep('ask', ASK_USER_TOOL, { question: a.question }, offered, after, (r) =>
-        r.isError ? `I could not ask you: ${errorMessage(r.output)}` : `You answered: "${clip(field(r.output, 'answer'), MAX_QUOTED_CHARS)}".`,
+        r.isError
+          ? `I could not ask you: ${errorMessage(r.output)}`
+          : `You answered: "${clip(field(r.output, 'answer'), MAX_QUOTED_CHARS)}".`,
       );
     case 'send':
-      return toolStep('send', EXTERNAL_WRITE_TOOL, { target: a.target, text: a.text }, offered, after, (r) => answerSend(r, a.target));
+      return toolStep('send', EXTERNAL_WRITE_TOOL, { target: a.target, text: a.text }, offered, after, (r) =>
+        answerSend(r, a.target),
+      );
     case 'write':
       return toolStep('write', WRITE_TOOL, { path: a.path, content: a.content }, offered, after, (r) =>
         r.isError
@@ -99,7 +103,9 @@ function actionStep(a: ActionRequest, offered: ReadonlySet<string>, after: reado
       return toolStep('list', LIST_TOOL, {}, offered, after, (r) => {
         if (r.isError) return `I could not list the workspace: ${errorMessage(r.output)}`;
         const files = (unwrap(r.output).data as { files?: { path: string }[] }).files ?? [];
-        return files.length === 0 ? 'The workspace is empty.' : `The workspace has ${files.length} file(s): ${files.map((f) => f.path).join(', ')}.`;
+        return files.length === 0
+          ? 'The workspace is empty.'
+          : `The workspace has ${files.length} file(s): ${files.map((f) => f.path).join(', ')}.`;
       });
   }
 }
@@ -109,15 +115,22 @@ function answerSend(r: ToolResultItem, target: string): string {
   if (!r.isError) return target === 'public' ? 'Published.' : `Sent to ${target}.`;
   const code = errorCode(r.output);
   if (code === 'approval_denied') return `I did not send it: the request was denied, so nothing was sent to ${target}.`;
-  if (code === 'approval_expired') return `I did not send it: the approval expired before anyone approved it, so nothing was sent to ${target}.`;
-  if (code === 'approval_pending') return `The message to ${target} is still waiting for approval; it has not been sent yet.`;
-  if (code === 'uncertain_marked_failed') return `I cannot confirm the message to ${target} was sent; it was marked as failed after an interruption.`;
+  if (code === 'approval_expired')
+    return `I did not send it: the approval expired before anyone approved it, so nothing was sent to ${target}.`;
+  if (code === 'approval_pending')
+    return `The message to ${target} is still waiting for approval; it has not been sent yet.`;
+  if (code === 'uncertain_marked_failed')
+    return `I cannot confirm the message to ${target} was sent; it was marked as failed after an interruption.`;
   return `I could not send it: ${errorMessage(r.output)}`;
 }
 
 /** An EXTERNAL_UNTRUSTED result arrives as `{trust, notice, data}`; anything else is the data itself. */
 function unwrap(output: unknown): { data: unknown; untrusted: boolean } {
-  if (typeof output === 'object' && output !== null && (output as Record<string, unknown>).trust === 'external_untrusted') {
+  if (
+    typeof output === 'object' &&
+    output !== null &&
+    (output as Record<string, unknown>).trust === 'external_untrusted'
+  ) {
     return { data: (output as Record<string, unknown>).data, untrusted: true };
   }
   return { data: output, untrusted: false };
@@ -130,7 +143,8 @@ function clip(s: string, n: number): string {
 function errorCode(output: unknown): string | null {
   if (typeof output === 'object' && output !== null) {
     const e = (output as Record<string, unknown>).error;
-    if (typeof e === 'object' && e !== null && typeof (e as Record<string, unknown>).code === 'string') return (e as Record<string, string>).code;
+    if (typeof e === 'object' && e !== null && typeof (e as Record<string, unknown>).code === 'string')
+      return (e as Record<string, string>).code;
   }
   return null;
 }

@@ -32,7 +32,8 @@ export function openAIErrorInfo(error: unknown): SdkErrorInfo {
     const body = (error.error ?? {}) as { code?: unknown; type?: unknown; message?: unknown };
     const code = typeof body.code === 'string' ? body.code : typeof body.type === 'string' ? body.type : null;
     const message = typeof body.message === 'string' ? body.message : error.message;
-    if (typeof error.status === 'number') return { status: error.status, headers: (error.headers as Headers | undefined) ?? null, code, message };
+    if (typeof error.status === 'number')
+      return { status: error.status, headers: (error.headers as Headers | undefined) ?? null, code, message };
     // An error object inside the SSE stream (no HTTP status): a numeric `code` is an upstream status.
     const numeric = typeof body.code === 'number' ? body.code : null;
     if (numeric !== null) return { status: numeric, headers: null, code: `http_${numeric}`, message };

@@ -41,7 +41,11 @@ export function loadProviderRegistry(dir: string, env: Env = process.env): Provi
   const byName = new Map<string, ProviderProfile>();
   for (const p of profiles) {
     const other = byName.get(p.name);
-    if (other) throw new ConfigurationError(`provider profile name "${p.name}" is declared twice: ${other.source} and ${p.source}`, { profile: p.name });
+    if (other)
+      throw new ConfigurationError(
+        `provider profile name "${p.name}" is declared twice: ${other.source} and ${p.source}`,
+        { profile: p.name },
+      );
     byName.set(p.name, p);
   }
   for (const [name, target] of Object.entries(policies.policies)) {
@@ -70,7 +74,8 @@ function parseYaml(text: string, file: string): unknown {
   try {
     return parse(text);
   } catch (error) {
-    if (error instanceof YAMLError) throw new ConfigurationError(`provider profile ${file} is not valid YAML: ${error.message}`, { file });
+    if (error instanceof YAMLError)
+      throw new ConfigurationError(`provider profile ${file} is not valid YAML: ${error.message}`, { file });
     throw error;
   }
 }

@@ -18,8 +18,28 @@ import { isDecimalString, type PriceTable } from '../../../domain/run/usage';
 type Doc = Record<string, unknown>;
 type Env = Readonly<Record<string, string | undefined>>;
 
-const PROFILE_KEYS = ['name', 'version', 'api_mode', 'base_url', 'credential_env', 'timeout_seconds', 'strip_reasoning', 'stream_usage', 'models'];
-const MODEL_KEYS = ['id', 'aliases', 'context_limit', 'max_output_tokens', 'capabilities', 'prices', 'reasoning', 'thinking', 'tool_call_format'];
+const PROFILE_KEYS = [
+  'name',
+  'version',
+  'api_mode',
+  'base_url',
+  'credential_env',
+  'timeout_seconds',
+  'strip_reasoning',
+  'stream_usage',
+  'models',
+];
+const MODEL_KEYS = [
+  'id',
+  'aliases',
+  'context_limit',
+  'max_output_tokens',
+  'capabilities',
+  'prices',
+  'reasoning',
+  'thinking',
+  'tool_call_format',
+];
 const CAPABILITY_KEYS: Readonly<Record<string, keyof Omit<ModelCapabilities, 'maxContextTokens'>>> = {
   tool_calling: 'toolCalling',
   parallel_tool_calls: 'parallelToolCalls',
@@ -52,7 +72,8 @@ class Ctx {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) this.fail(field, 'must be a mapping');
     const doc = value as Doc;
     const unknown = Object.keys(doc).filter((k) => !allowed.includes(k));
-    if (unknown.length > 0) this.fail(field, `has unknown key(s) ${unknown.join(', ')} (allowed: ${allowed.join(', ')})`);
+    if (unknown.length > 0)
+      this.fail(field, `has unknown key(s) ${unknown.join(', ')} (allowed: ${allowed.join(', ')})`);
     return doc;
   }
   string(value: unknown, field: string): string {
@@ -60,7 +81,8 @@ class Ctx {
     return this.interpolate(value, field);
   }
   int(value: unknown, field: string, min: number): number {
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) this.fail(field, `must be an integer >= ${min}`);
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min)
+      this.fail(field, `must be an integer >= ${min}`);
     return value;
   }
   bool(value: unknown, field: string, fallback: boolean): boolean {
@@ -70,12 +92,15 @@ class Ctx {
   }
   /** `${VAR}` and `${VAR:-default}` from the environment, so a base URL or model id can be set per deployment. */
   interpolate(value: string, field: string): string {
-    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}/g, (_m, name: string, _d, fallback: string | undefined) => {
-      const v = this.env[name];
-      if (v !== undefined && v !== '') return v;
-      if (fallback !== undefined) return fallback;
-      return this.fail(field, `refers to \${${name}}, which is not set and has no default`);
-    });
+    return value.replace(
+      /\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}/g,
+      (_m, name: string, _d, fallback: string | undefined) => {
+        const v = this.env[name];
+        if (v !== undefined && v !== '') return v;
+        if (fallback !== undefined) return fallback;
+        return this.fail(field, `refers to \${${name}}, which is not set and has no default`);
+      },
+    );
   }
 }
 
@@ -84,7 +109,11 @@ export function parseProfile(document: unknown, file: string, env: Env): Provide
   const c: Ctx = new Ctx(file, env);
   const doc = c.object(document, 'the document', PROFILE_KEYS);
   const name = c.string(doc.name, 'name');
-  if (!NAME.test(name)) c.fail('name', `"${name}" must be lowercase letters, digits, _ and - (it prefixes model policies: ${'<name>:<model>'})`);
+  if (!NAME.test(name))
+    c.fail(
+      'name',
+      `"${name}" must be lowercase letters, digits, _ and - (it prefixes model policies: ${'<name>:<model>'})`,
+    );
   if (name === 'fake' || name === 'demo') c.fail('name', `"${name}" is reserved for the offline providers`);
   const apiMode = c.string(doc.api_mode, 'api_mode');
   if (!(API_MODES as readonly string[]).includes(apiMode)) {
@@ -98,7 +127,8 @@ export function parseProfile(document: unknown, file: string, env: Env): Provide
   let credentialEnv: string | null = null;
   if (doc.credential_env !== undefined && doc.credential_env !== null) {
     credentialEnv = c.string(doc.credential_env, 'credential_env');
-    if (!ENV_NAME.test(credentialEnv)) c.fail('credential_env', `"${credentialEnv}" must be the NAME of an environment variable (never the key itself)`);
+    if (!ENV_NAME.test(credentialEnv))
+      c.fail('credential_env', `"${credentialEnv}" must be the NAME of an environment variable (never the key itself)`);
   } else if (apiMode !== 'chat_completions') {
     c.fail('credential_env', `is required for api_mode ${apiMode}`);
   }
@@ -130,24 +160,38 @@ function parseModel(c: Ctx, value: unknown, path: string, apiMode: ApiMode): Pro
   const id = c.string(doc.id, `${path}.id`);
   const aliases = doc.aliases === undefined ? [] : doc.aliases;
   if (!Array.isArray(aliases)) c.fail(`${path}.aliases`, 'must be a list of names');
-  const contextLimit = doc.context_limit === undefined || doc.context_limit === null ? null : c.int(doc.context_limit, `${path}.context_limit`, 1);
-  const reasoning = doc.reasoning === undefined ? {} : c.object(doc.reasoning, `${path}.reasoning`, ['effort', 'summary']);
+  const contextLimit =
+    doc.context_limit === undefined || doc.context_limit === null
+      ? null
+      : c.int(doc.context_limit, `${path}.context_limit`, 1);
+  const reasoning =
+    doc.reasoning === undefined ? {} : c.object(doc.reasoning, `${path}.reasoning`, ['effort', 'summary']);
   const thinking = doc.thinking === undefined ? {} : c.object(doc.thinking, `${path}.thinking`, ['budget_tokens']);
-  if (doc.thinking !== undefined && apiMode !== 'anthropic') c.fail(`${path}.thinking`, 'applies only to api_mode anthropic');
-  if (doc.reasoning !== undefined && apiMode !== 'responses') c.fail(`${path}.reasoning`, 'applies only to api_mode responses');
-  const format = doc.tool_call_format === undefined ? 'native' : c.string(doc.tool_call_format, `${path}.tool_call_format`);
+  if (doc.thinking !== undefined && apiMode !== 'anthropic')
+    c.fail(`${path}.thinking`, 'applies only to api_mode anthropic');
+  if (doc.reasoning !== undefined && apiMode !== 'responses')
+    c.fail(`${path}.reasoning`, 'applies only to api_mode responses');
+  const format =
+    doc.tool_call_format === undefined ? 'native' : c.string(doc.tool_call_format, `${path}.tool_call_format`);
   if (format !== 'native' && format !== 'xml') c.fail(`${path}.tool_call_format`, `"${format}" must be native or xml`);
-  if (format === 'xml' && apiMode !== 'chat_completions') c.fail(`${path}.tool_call_format`, 'xml applies only to api_mode chat_completions');
+  if (format === 'xml' && apiMode !== 'chat_completions')
+    c.fail(`${path}.tool_call_format`, 'xml applies only to api_mode chat_completions');
   return {
     id,
     aliases: aliases.map((a: unknown, i) => c.string(a, `${path}.aliases[${i}]`)),
     capabilities: parseCapabilities(c, doc.capabilities, `${path}.capabilities`, contextLimit),
     contextLimit,
-    maxOutputTokens: doc.max_output_tokens === undefined || doc.max_output_tokens === null ? null : c.int(doc.max_output_tokens, `${path}.max_output_tokens`, 1),
+    maxOutputTokens:
+      doc.max_output_tokens === undefined || doc.max_output_tokens === null
+        ? null
+        : c.int(doc.max_output_tokens, `${path}.max_output_tokens`, 1),
     prices: parsePrices(c, doc.prices, `${path}.prices`),
     reasoningEffort: reasoning.effort === undefined ? null : c.string(reasoning.effort, `${path}.reasoning.effort`),
     reasoningSummary: reasoning.summary === undefined ? null : c.string(reasoning.summary, `${path}.reasoning.summary`),
-    thinkingBudgetTokens: thinking.budget_tokens === undefined ? null : c.int(thinking.budget_tokens, `${path}.thinking.budget_tokens`, 1024),
+    thinkingBudgetTokens:
+      thinking.budget_tokens === undefined
+        ? null
+        : c.int(thinking.budget_tokens, `${path}.thinking.budget_tokens`, 1024),
     toolCallFormat: format,
   };
 }
@@ -156,12 +200,14 @@ function parseCapabilities(c: Ctx, value: unknown, path: string, contextLimit: n
   if (value === undefined) c.fail(path, `is required (keys: ${Object.keys(CAPABILITY_KEYS).join(', ')})`);
   const doc = c.object(value, path, Object.keys(CAPABILITY_KEYS));
   const caps: Record<string, boolean> = {};
-  for (const [key, field] of Object.entries(CAPABILITY_KEYS)) caps[field] = c.bool(doc[key], `${path}.${key}`, field === 'streaming');
+  for (const [key, field] of Object.entries(CAPABILITY_KEYS))
+    caps[field] = c.bool(doc[key], `${path}.${key}`, field === 'streaming');
   return { ...(caps as Omit<ModelCapabilities, 'maxContextTokens'>), maxContextTokens: contextLimit };
 }
 
 function parsePrices(c: Ctx, value: unknown, path: string): PriceTable {
-  if (value === undefined) c.fail(path, 'is required: per-million-token prices by class (write "0" for a free local model)');
+  if (value === undefined)
+    c.fail(path, 'is required: per-million-token prices by class (write "0" for a free local model)');
   const doc = c.object(value, path, Object.keys(PRICE_KEYS));
   const prices: Record<string, string> = {};
   for (const [key, field] of Object.entries(PRICE_KEYS)) {
@@ -175,24 +221,33 @@ function parsePrices(c: Ctx, value: unknown, path: string): PriceTable {
       c.fail(`${path}.${key}`, 'is required');
     }
     // Quoted strings only: a YAML float would already have lost the decimal the operator wrote.
-    if (typeof v !== 'string' || !isDecimalString(v)) c.fail(`${path}.${key}`, 'must be a quoted decimal string such as "2.50"');
+    if (typeof v !== 'string' || !isDecimalString(v))
+      c.fail(`${path}.${key}`, 'must be a quoted decimal string such as "2.50"');
     prices[field] = v;
   }
   return prices as unknown as PriceTable;
 }
 
 /** Parses `model_policies` of the registry file: `name: { profile, model }`. */
-export function parsePolicies(document: unknown, file: string, env: Env): { version: number; policies: Record<string, ModelPolicyTarget> } {
+export function parsePolicies(
+  document: unknown,
+  file: string,
+  env: Env,
+): { version: number; policies: Record<string, ModelPolicyTarget> } {
   const c: Ctx = new Ctx(file, env);
   const doc = c.object(document ?? {}, 'the document', ['version', 'model_policies']);
   const policies: Record<string, ModelPolicyTarget> = {};
   const given = doc.model_policies ?? {};
-  if (typeof given !== 'object' || Array.isArray(given)) c.fail('model_policies', 'must be a mapping of policy name to { profile, model }');
+  if (typeof given !== 'object' || Array.isArray(given))
+    c.fail('model_policies', 'must be a mapping of policy name to { profile, model }');
   const raw = given as Doc;
   for (const [name, target] of Object.entries(raw)) {
     if (name.includes(':')) c.fail(`model_policies.${name}`, 'must not contain ":" (that form is <profile>:<model>)');
     const t = c.object(target, `model_policies.${name}`, ['profile', 'model']);
-    policies[name] = { profile: c.string(t.profile, `model_policies.${name}.profile`), model: c.string(t.model, `model_policies.${name}.model`) };
+    policies[name] = {
+      profile: c.string(t.profile, `model_policies.${name}.profile`),
+      model: c.string(t.model, `model_policies.${name}.model`),
+    };
   }
   return { version: doc.version === undefined ? 1 : c.int(doc.version, 'version', 1), policies };
 }

@@ -2,9 +2,7 @@ import type { ContentPart, ToolResultItem } from '../../../domain/conversation/i
 
 /** Text of a user message for providers that take text only; artifacts become a short reference. */
 export function contentText(content: readonly ContentPart[]): string {
-  return content
-    .map((p) => (p.type === 'text' ? p.text : `[artifact ${p.artifactId} (${p.mediaType})]`))
-    .join('');
+  return content.map((p) => (p.type === 'text' ? p.text : `[artifact ${p.artifactId} (${p.mediaType})]`)).join('');
 }
 
 /** A tool result as the string the provider receives; errors are marked so the model can tell. */

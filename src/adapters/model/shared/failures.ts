@@ -62,7 +62,11 @@ export function scrubMessage(message: string, secrets: readonly (string | null |
   return m.length > MAX_MESSAGE ? `${m.slice(0, MAX_MESSAGE)}…` : m;
 }
 
-export function failed(kind: ModelFailureKind, message: string, extra: { providerCode?: string; retryAfterMs?: number; httpStatus?: number } = {}): ModelFailedEvent {
+export function failed(
+  kind: ModelFailureKind,
+  message: string,
+  extra: { providerCode?: string; retryAfterMs?: number; httpStatus?: number } = {},
+): ModelFailedEvent {
   return {
     type: 'failed',
     kind,
@@ -87,12 +91,19 @@ export interface SdkErrorInfo {
   readonly malformed?: boolean;
 }
 
-export function failureFromSdkError(provider: string, info: SdkErrorInfo, secrets: readonly (string | null | undefined)[]): ModelFailedEvent {
+export function failureFromSdkError(
+  provider: string,
+  info: SdkErrorInfo,
+  secrets: readonly (string | null | undefined)[],
+): ModelFailedEvent {
   const message = scrubMessage(info.message, secrets);
   if (info.aborted) return failed('transient', `${provider}: request aborted`, { providerCode: 'aborted' });
-  if (info.timeout) return failed('transient', `${provider}: request timed out: ${message}`, { providerCode: 'timeout' });
-  if (info.malformed) return failed('protocol', `${provider}: malformed response: ${message}`, { providerCode: 'malformed_response' });
-  if (info.connection) return failed('transient', `${provider}: connection failed: ${message}`, { providerCode: 'connection_error' });
+  if (info.timeout)
+    return failed('transient', `${provider}: request timed out: ${message}`, { providerCode: 'timeout' });
+  if (info.malformed)
+    return failed('protocol', `${provider}: malformed response: ${message}`, { providerCode: 'malformed_response' });
+  if (info.connection)
+    return failed('transient', `${provider}: connection failed: ${message}`, { providerCode: 'connection_error' });
   if (info.status !== undefined) {
     const kind = kindForStatus(info.status);
     const retryAfter = kind === 'transient' ? retryAfterMs(info.headers) : undefined;
@@ -110,13 +121,22 @@ export function failureFromSdkError(provider: string, info: SdkErrorInfo, secret
 export function errorMessage(error: unknown): string {
   if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
     const e = error as { message: string; cause?: unknown };
-    const cause = typeof e.cause === 'object' && e.cause !== null ? (e.cause as { message?: unknown }).message : undefined;
+    const cause =
+      typeof e.cause === 'object' && e.cause !== null ? (e.cause as { message?: unknown }).message : undefined;
     return typeof cause === 'string' && cause !== '' ? `${e.message} (${cause})` : e.message;
   }
   return String(error);
 }
 
-const NETWORK_CODES = ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNREFUSED', 'UND_ERR_CLOSED', 'ETIMEDOUT', 'ENOTFOUND'];
+const NETWORK_CODES = [
+  'ECONNRESET',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'ECONNREFUSED',
+  'UND_ERR_CLOSED',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+];
 
 /** undici's "terminated" and socket errors when the peer drops the connection mid-body. */
 export function isNetworkError(error: unknown): boolean {

@@ -62,7 +62,10 @@ export async function* guardedStream(
     }
     if (terminal) return;
     if (controller.signal.aborted) yield interrupted();
-    else yield failed('transient', `${provider}: the response stream ended before its final event (connection cut)`, { providerCode: 'stream_truncated' });
+    else
+      yield failed('transient', `${provider}: the response stream ended before its final event (connection cut)`, {
+        providerCode: 'stream_truncated',
+      });
   } finally {
     if (timer) clearTimeout(timer);
     attempt.signal?.removeEventListener('abort', onAbort);

@@ -10,7 +10,10 @@
  *   'anywhere' - wherever it appears (`<tool_call>` blocks the model was told to write).
  * Tag names are matched case-insensitively and may be any of the given variants.
  */
-export type Piece = { readonly type: 'outside'; readonly text: string } | { readonly type: 'inside'; readonly text: string } | { readonly type: 'close' };
+export type Piece =
+  | { readonly type: 'outside'; readonly text: string }
+  | { readonly type: 'inside'; readonly text: string }
+  | { readonly type: 'close' };
 
 export class TagSplitter {
   private buffer = '';
@@ -88,7 +91,8 @@ export class TagSplitter {
       const m = this.open.exec(rest);
       if (m && m.index === 0) return { index: lead, length: m[0].length, hold: 0 };
       // Still undecided while the non-blank text could grow into an opening tag.
-      if (rest === '' || this.openTags.some((t) => t.startsWith(rest.toLowerCase()))) return { index: -1, length: 0, hold: this.buffer.length };
+      if (rest === '' || this.openTags.some((t) => t.startsWith(rest.toLowerCase())))
+        return { index: -1, length: 0, hold: this.buffer.length };
       return { index: -1, length: 0, hold: 0 };
     }
     const m = this.open.exec(this.buffer);

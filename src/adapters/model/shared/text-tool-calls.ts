@@ -8,7 +8,12 @@ import type { ToolNameCodec } from './tool-names';
  * `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` blocks, parsed here from the stream.
  */
 export function toolsPrompt(tools: readonly ModelToolDefinition[], names: ToolNameCodec): string {
-  const signatures = tools.map((t) => JSON.stringify({ type: 'function', function: { name: names.encode(t.name), description: t.description, parameters: t.inputSchema } }));
+  const signatures = tools.map((t) =>
+    JSON.stringify({
+      type: 'function',
+      function: { name: names.encode(t.name), description: t.description, parameters: t.inputSchema },
+    }),
+  );
   return [
     '# Tools',
     '',
@@ -29,7 +34,9 @@ export function toolCallText(name: string, args: Record<string, unknown>): strin
   return `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
 }
 
-export type TextToolPiece = { readonly type: 'text'; readonly text: string } | { readonly type: 'call'; readonly name: string; readonly rawArguments: string };
+export type TextToolPiece =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'call'; readonly name: string; readonly rawArguments: string };
 
 /** Streams visible text through, lifting out complete `<tool_call>` blocks. */
 export class TextToolCallParser {

@@ -28,7 +28,10 @@ function findNativeDir(): string {
  * As root, the server runs as the postgres OS user, which must be able to reach the binaries.
  * A clone under a private directory hides them, so we copy the native tree (once) to /var/tmp.
  */
-export function locateBinaries(asUser: { uid: number; gid: number } | undefined, log: (l: string) => void): PostgresBinaries {
+export function locateBinaries(
+  asUser: { uid: number; gid: number } | undefined,
+  log: (l: string) => void,
+): PostgresBinaries {
   let native = findNativeDir();
   if (asUser) {
     const probe = spawnSync(path.join(native, 'bin', 'postgres'), ['--version'], { uid: asUser.uid, gid: asUser.gid });

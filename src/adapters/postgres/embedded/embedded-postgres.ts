@@ -65,9 +65,12 @@ function ensurePostgresOsUser(log: (l: string) => void): OsUser {
   if (!ids) {
     log('embedded postgres: creating the "postgres" OS user (PostgreSQL refuses to run as root)');
     spawnSync('groupadd', ['-f', 'postgres']);
-    const r = spawnSync('useradd', ['-r', '-g', 'postgres', '-s', '/usr/sbin/nologin', 'postgres'], { encoding: 'utf8' });
+    const r = spawnSync('useradd', ['-r', '-g', 'postgres', '-s', '/usr/sbin/nologin', 'postgres'], {
+      encoding: 'utf8',
+    });
     ids = lookupUser('postgres');
-    if (!ids) throw new Error(`embedded postgres: could not create the postgres OS user: ${r.stderr || r.error?.message}`);
+    if (!ids)
+      throw new Error(`embedded postgres: could not create the postgres OS user: ${r.stderr || r.error?.message}`);
   }
   return ids;
 }
@@ -98,7 +101,9 @@ function resolveDataDir(wanted: string, asUser: OsUser | undefined, log: (l: str
   }
   const key = createHash('sha256').update(wanted).digest('hex').slice(0, 16);
   const fallback = path.join('/var/tmp/agent-core', `pgdata-${key}`);
-  log(`embedded postgres: ${path.dirname(wanted)} is not traversable by the postgres OS user; using ${fallback} instead`);
+  log(
+    `embedded postgres: ${path.dirname(wanted)} is not traversable by the postgres OS user; using ${fallback} instead`,
+  );
   fs.mkdirSync('/var/tmp/agent-core', { recursive: true, mode: 0o755 });
   fs.mkdirSync(fallback, { recursive: true, mode: 0o700 });
   fs.chownSync(fallback, asUser.uid, asUser.gid);
@@ -136,7 +141,9 @@ async function recoverStalePostmaster(
   if (!pid || !isAlive(pid)) return; // postgres removes a stale pid file itself on start
   const owner = readOwner(dataDir);
   if (owner && owner.pid !== process.pid && isAlive(owner.pid)) {
-    throw new Error(`embedded postgres: ${dataDir} is in use by process ${owner.pid} (postmaster ${pid}); stop it first`);
+    throw new Error(
+      `embedded postgres: ${dataDir} is in use by process ${owner.pid} (postmaster ${pid}); stop it first`,
+    );
   }
   log(`embedded postgres: stopping orphaned postmaster ${pid} left by a process that died`);
   spawnSync(bins.pgCtl, ['stop', '-D', dataDir, '-m', 'fast', '-w', '-t', '30'], { ...(asUser ?? {}) });
@@ -155,11 +162,18 @@ async function launch(
   const child = spawn(
     bins.postgres,
     [
-      '-D', dataDir, '-p', String(port),
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=200',
-      '-c', 'shared_buffers=64MB',
+      '-D',
+      dataDir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+      '-c',
+      'shared_buffers=64MB',
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], ...(asUser ?? {}), env: { ...process.env, LC_ALL: 'C' } },
   );
@@ -173,7 +187,9 @@ async function launch(
     child.stderr?.on('data', onData);
     child.once('error', (e) => reject(new Error(`embedded postgres: could not start ${bins.postgres}: ${e.message}`)));
     child.once('exit', (code, signal) =>
-      reject(new Error(`embedded postgres exited during start (code ${code}, signal ${signal}). Log tail:\n${tail.text()}`)),
+      reject(
+        new Error(`embedded postgres exited during start (code ${code}, signal ${signal}). Log tail:\n${tail.text()}`),
+      ),
     );
   });
   // Keep draining output so the pipe never fills; keep the tail for diagnostics.

@@ -17,7 +17,13 @@ export interface AppendStatementInput {
   readonly sessionRow: Row;
   readonly events: readonly Record<string, unknown>[];
   readonly projectionRows: ReadonlyMap<Projection, Row[]>;
-  readonly checkpoint: { runId: string; version: number; state: unknown; lastSequence: number; createdAt: string } | null;
+  readonly checkpoint: {
+    runId: string;
+    version: number;
+    state: unknown;
+    lastSequence: number;
+    createdAt: string;
+  } | null;
   readonly notifyPayload: string;
   readonly readyRunId: string | null;
   /**
@@ -27,7 +33,10 @@ export interface AppendStatementInput {
   readonly notifyInStatement: boolean;
 }
 
-export function buildAppendStatement(sessionProjection: Projection, input: AppendStatementInput): { text: string; values: unknown[] } {
+export function buildAppendStatement(
+  sessionProjection: Projection,
+  input: AppendStatementInput,
+): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const p = (v: unknown): string => {
     values.push(v);

@@ -58,7 +58,12 @@ export class PgEventStore implements EventStore {
    * cannot starve a writer. Inside a caller's transaction (the claim): one optimistic attempt, with
    * the NOTIFY in the statement so it is delivered when the caller commits.
    */
-  async appendWith(q: Queryable, sessionId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult> {
+  async appendWith(
+    q: Queryable,
+    sessionId: string,
+    events: readonly NewEvent[],
+    options: AppendOptions,
+  ): Promise<AppendResult> {
     if (events.length === 0) throw new InvalidEventPayloadError('append needs at least one event', { sessionId });
     const encoded = events.map((e, i) => ({ e, ...encodeEvent(e, i) }));
     if (q !== this.db) return (await this.tryAppend(q, sessionId, encoded, options, true)).result;
@@ -75,7 +80,8 @@ export class PgEventStore implements EventStore {
         return done.result;
       } catch (err) {
         // Only a lost race is retried, and never when the caller pinned the expected sequence.
-        if (!(err instanceof ConcurrencyConflict) || options.expectedSequence !== undefined || attempt >= MAX_ATTEMPTS) throw err;
+        if (!(err instanceof ConcurrencyConflict) || options.expectedSequence !== undefined || attempt >= MAX_ATTEMPTS)
+          throw err;
         if (attempt < OPTIMISTIC_ATTEMPTS) await this.clock.sleep(Math.floor(Math.random() * 3) + 1);
       }
     }
@@ -89,26 +95,38 @@ export class PgEventStore implements EventStore {
     notifyInStatement: boolean,
   ): Promise<{ result: AppendResult; notifications: Notification[] }> {
     const createdAt = this.clock.nowIso();
-    const drafts: StoredEvent[] = encoded.map(({ e, type, version }) => ({
-      id: 0,
-      sessionId,
-      runId: e.runId ?? null,
-      sequence: 0,
-      type,
-      schemaVersion: version,
-      data: e.data,
-      actorType: e.actorType ?? 'system',
-      actorId: e.actorId ?? null,
-      tenantId: options.tenantId,
-      traceId: e.traceId ?? null,
-      createdAt,
-    }) as StoredEvent);
+    const drafts: StoredEvent[] = encoded.map(
+      ({ e, type, version }) =>
+        ({
+          id: 0,
+          sessionId,
+          runId: e.runId ?? null,
+          sequence: 0,
+          type,
+          schemaVersion: version,
+          data: e.data,
+          actorType: e.actorType ?? 'system',
+          actorId: e.actorId ?? null,
+          tenantId: options.tenantId,
+          traceId: e.traceId ?? null,
+          createdAt,
+        }) as StoredEvent,
+    );
 
     // Inside a caller's transaction always read (the caller may hold locks and expect fresh rows).
     const cached = q === this.db ? this.cache.lookup(sessionId, drafts, this.clock.nowMs()) : undefined;
     const { state, generation } = cached ?? (await this.readState(q, sessionId, drafts));
     try {
-      const done = await this.writeBatch(q, sessionId, drafts, state, generation, options, notifyInStatement, createdAt);
+      const done = await this.writeBatch(
+        q,
+        sessionId,
+        drafts,
+        state,
+        generation,
+        options,
+        notifyInStatement,
+        createdAt,
+      );
       this.cache.store(sessionId, done.result.lastSequence, state, done.changed, generation, this.clock.nowMs());
       return done;
     } catch (e) {
@@ -131,24 +149,31 @@ export class PgEventStore implements EventStore {
     const sessionRow = state.get(sessionProjection)?.get(sessionId);
     if (creating && sessionRow) throw new ConflictError(`session ${sessionId} already exists`, { sessionId });
     if (!creating && !sessionRow) throw new NotFoundError(`session ${sessionId} does not exist`, { sessionId });
-    if (sessionRow && sessionRow.tenant_id !== options.tenantId) throw new NotFoundError(`session ${sessionId} does not exist`, { sessionId });
+    if (sessionRow && sessionRow.tenant_id !== options.tenantId)
+      throw new NotFoundError(`session ${sessionId} does not exist`, { sessionId });
     const last = sessionRow ? Number(sessionRow.next_event_sequence) : 0;
     if (options.expectedSequence !== undefined && options.expectedSequence !== last) {
-      throw new ConcurrencyConflict(`session ${sessionId} is at sequence ${last}, expected ${options.expectedSequence}`, {
-        sessionId,
-        actual: last,
-        expected: options.expectedSequence,
-      });
+      throw new ConcurrencyConflict(
+        `session ${sessionId} is at sequence ${last}, expected ${options.expectedSequence}`,
+        {
+          sessionId,
+          actual: last,
+          expected: options.expectedSequence,
+        },
+      );
     }
     if (options.fence) {
       const run = state.get(PROJECTIONS[1])?.get(options.fence.runId);
       const epoch = run ? Number(run.lease_epoch) : -1;
       if (epoch !== options.fence.leaseEpoch) {
-        throw new LeaseFencedError(`run ${options.fence.runId} lease epoch is ${epoch}, writer holds ${options.fence.leaseEpoch}`, {
-          runId: options.fence.runId,
-          currentEpoch: epoch,
-          writerEpoch: options.fence.leaseEpoch,
-        });
+        throw new LeaseFencedError(
+          `run ${options.fence.runId} lease epoch is ${epoch}, writer holds ${options.fence.leaseEpoch}`,
+          {
+            runId: options.fence.runId,
+            currentEpoch: epoch,
+            writerEpoch: options.fence.leaseEpoch,
+          },
+        );
       }
     }
     const stored = drafts.map((d, i) => ({ ...d, sequence: last + i + 1 }));
@@ -168,11 +193,14 @@ export class PgEventStore implements EventStore {
       }
     }
     const newSessionRow = changed.get(sessionProjection)?.get(sessionId);
-    if (!newSessionRow) throw new InvalidEventPayloadError(`batch for session ${sessionId} produced no session state`, { sessionId });
+    if (!newSessionRow)
+      throw new InvalidEventPayloadError(`batch for session ${sessionId} produced no session state`, { sessionId });
     const lastSequence = last + stored.length;
     const runIds = [...new Set(stored.map((s) => s.runId).filter((r): r is string => r !== null))];
-    const readyRunId = stored.some((s) => s.type === 'run.queued' || s.type === 'run.resumed' || s.type === 'run.released')
-      ? (stored.find((s) => s.type === 'run.queued' || s.type === 'run.resumed' || s.type === 'run.released')!.runId)
+    const readyRunId = stored.some(
+      (s) => s.type === 'run.queued' || s.type === 'run.resumed' || s.type === 'run.released',
+    )
+      ? stored.find((s) => s.type === 'run.queued' || s.type === 'run.resumed' || s.type === 'run.released')!.runId
       : null;
     const statement = buildAppendStatement(sessionProjection, {
       sessionId,
@@ -193,9 +221,7 @@ export class PgEventStore implements EventStore {
         created_at: s.createdAt,
       })),
       projectionRows: new Map([...changed].map(([proj, rows]) => [proj, [...rows.values()]])),
-      checkpoint: options.checkpoint
-        ? { ...options.checkpoint, lastSequence, createdAt }
-        : null,
+      checkpoint: options.checkpoint ? { ...options.checkpoint, lastSequence, createdAt } : null,
       notifyPayload: JSON.stringify({ s: sessionId, t: options.tenantId, r: runIds, from: last + 1, to: lastSequence }),
       readyRunId,
       notifyInStatement,
@@ -208,11 +234,18 @@ export class PgEventStore implements EventStore {
     }
     const row = result.rows[0];
     if (row.ok !== 1) {
-      throw new ConcurrencyConflict(`session ${sessionId} moved past sequence ${last} during the append`, { sessionId });
+      throw new ConcurrencyConflict(`session ${sessionId} moved past sequence ${last} during the append`, {
+        sessionId,
+      });
     }
     const notifications: Notification[] = notifyInStatement
       ? []
-      : [{ channel: 'agent_events', payload: JSON.stringify({ s: sessionId, t: options.tenantId, r: runIds, from: last + 1, to: lastSequence }) }];
+      : [
+          {
+            channel: 'agent_events',
+            payload: JSON.stringify({ s: sessionId, t: options.tenantId, r: runIds, from: last + 1, to: lastSequence }),
+          },
+        ];
     if (!notifyInStatement && readyRunId) notifications.push({ channel: 'run_ready', payload: readyRunId });
     const idBySeq = new Map(row.ids.map((x) => [Number(x.sequence), Number(x.id)]));
     const events = stored.map((s) => ({ ...s, id: idBySeq.get(s.sequence) ?? 0 }));
@@ -250,7 +283,11 @@ export class PgEventStore implements EventStore {
   }
 
   /** Reads every row the batch will touch, in one round trip. */
-  private async readState(q: Queryable, sessionId: string, drafts: StoredEvent[]): Promise<{ state: Map<Projection, Map<string, Row>>; generation: string }> {
+  private async readState(
+    q: Queryable,
+    sessionId: string,
+    drafts: StoredEvent[],
+  ): Promise<{ state: Map<Projection, Map<string, Row>>; generation: string }> {
     // The read-model generation (last repair) travels with the rows: a write based on rows read
     // before a repair must not land after it (the append statement re-checks it).
     const parts: string[] = [`SELECT '${GENERATION}' AS p, to_jsonb(${GENERATION_SQL}) AS r`];
@@ -259,13 +296,16 @@ export class PgEventStore implements EventStore {
       if (proj.keyColumn === null) continue;
       const keys = new Set<string>();
       if (proj === sessionProjection) keys.add(sessionId);
-      else for (const d of drafts) {
-        const k = proj.keyOf(d);
-        if (k !== null) keys.add(k);
-      }
+      else
+        for (const d of drafts) {
+          const k = proj.keyOf(d);
+          if (k !== null) keys.add(k);
+        }
       if (keys.size === 0) continue;
       values.push([...keys]);
-      parts.push(`SELECT '${proj.name}' AS p, to_jsonb(t) AS r FROM ${proj.table} t WHERE t.${proj.keyColumn} = ANY($${values.length}::uuid[])`);
+      parts.push(
+        `SELECT '${proj.name}' AS p, to_jsonb(t) AS r FROM ${proj.table} t WHERE t.${proj.keyColumn} = ANY($${values.length}::uuid[])`,
+      );
     }
     const res = await q.query<{ p: string; r: Row }>(parts.join(' UNION ALL '), values);
     const out = new Map<Projection, Map<string, Row>>();
@@ -298,7 +338,10 @@ export class PgEventStore implements EventStore {
     return res.rows.map(decodeEvent);
   }
 
-  async readGlobal(after: GlobalPosition | null, limit: number): Promise<{ events: StoredEvent[]; position: GlobalPosition | null }> {
+  async readGlobal(
+    after: GlobalPosition | null,
+    limit: number,
+  ): Promise<{ events: StoredEvent[]; position: GlobalPosition | null }> {
     const res = await this.db.query<EventRow & { transaction_id: string }>(
       `SELECT ${EVENT_COLUMNS}, transaction_id::text AS transaction_id FROM events
         WHERE (transaction_id, id) > ($1::xid8, $2::bigint)
@@ -309,6 +352,9 @@ export class PgEventStore implements EventStore {
     );
     const events = res.rows.map(decodeEvent);
     const lastRow = res.rows[res.rows.length - 1];
-    return { events, position: lastRow ? { transactionId: lastRow.transaction_id, eventId: Number(lastRow.id) } : after };
+    return {
+      events,
+      position: lastRow ? { transactionId: lastRow.transaction_id, eventId: Number(lastRow.id) } : after,
+    };
   }
 }

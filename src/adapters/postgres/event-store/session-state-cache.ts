@@ -39,7 +39,11 @@ export class SessionStateCache {
   ) {}
 
   /** The cached state if it covers every row the batch touches, else undefined (read instead). */
-  lookup(sessionId: string, drafts: readonly StoredEvent[], nowMs: number): { state: State; sequence: number; generation: string } | undefined {
+  lookup(
+    sessionId: string,
+    drafts: readonly StoredEvent[],
+    nowMs: number,
+  ): { state: State; sequence: number; generation: string } | undefined {
     const entry = this.entries.get(sessionId);
     if (!entry || nowMs - entry.at > this.ttlMs) return undefined;
     for (const proj of PROJECTIONS) {

@@ -47,7 +47,10 @@ export class BatchedNotifier {
       try {
         const client = await this.connection();
         const values = batch.flatMap((n) => [n.channel, n.payload]);
-        await client.query(`SELECT ${batch.map((_, i) => `pg_notify($${2 * i + 1}, $${2 * i + 2})`).join(', ')}`, values);
+        await client.query(
+          `SELECT ${batch.map((_, i) => `pg_notify($${2 * i + 1}, $${2 * i + 2})`).join(', ')}`,
+          values,
+        );
       } catch {
         // The connection broke: drop it and move on. Consumers poll, so a lost nudge only delays them.
         const c = this.client;

@@ -17,7 +17,13 @@ export class PgListenWakeup implements WakeupSource {
   async start(onWake: () => void): Promise<void> {
     const sub = createSubscriber(
       { connectionString: this.url },
-      { retryInterval: 500, retryLimit: Infinity, retryTimeout: Infinity, paranoidChecking: 10_000, parse: (s: string) => s },
+      {
+        retryInterval: 500,
+        retryLimit: Infinity,
+        retryTimeout: Infinity,
+        paranoidChecking: 10_000,
+        parse: (s: string) => s,
+      },
     );
     sub.events.on('error', (e: Error) => this.log.error('LISTEN connection failed permanently', { error: e.message }));
     sub.events.on('reconnect', (attempt: number) => this.log.warn('LISTEN reconnecting', { attempt }));

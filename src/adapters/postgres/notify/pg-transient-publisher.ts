@@ -9,9 +9,19 @@ export const TRANSIENT_CHANNEL = 'agent_transient';
 export class PgTransientPublisher implements TransientPublisher {
   constructor(private readonly db: Database) {}
 
-  async publish(frame: { sessionId: string; runId: string; kind: 'text_delta' | 'reasoning_delta'; text: string }): Promise<void> {
+  async publish(frame: {
+    sessionId: string;
+    runId: string;
+    kind: 'text_delta' | 'reasoning_delta';
+    text: string;
+  }): Promise<void> {
     for (let i = 0; i < frame.text.length; i += MAX_CHUNK_CHARS) {
-      const payload = JSON.stringify({ s: frame.sessionId, r: frame.runId, k: frame.kind, t: frame.text.slice(i, i + MAX_CHUNK_CHARS) });
+      const payload = JSON.stringify({
+        s: frame.sessionId,
+        r: frame.runId,
+        k: frame.kind,
+        t: frame.text.slice(i, i + MAX_CHUNK_CHARS),
+      });
       await this.db.query('SELECT pg_notify($1, $2)', [TRANSIENT_CHANNEL, payload]);
     }
   }

@@ -32,7 +32,15 @@ export class PgRunQueue implements RunQueue {
 
   private tryClaim(workerId: string, leaseMs: number, onlyRunId: string | null): Promise<RunClaim | null> {
     return this.db.transaction(async (client) => {
-      const res = await client.query<{ id: string; session_id: string; tenant_id: string; lease_epoch: string; attempts: number; limits: { deadlineSeconds: number | null }; deadline_at: Date | null }>(
+      const res = await client.query<{
+        id: string;
+        session_id: string;
+        tenant_id: string;
+        lease_epoch: string;
+        attempts: number;
+        limits: { deadlineSeconds: number | null };
+        deadline_at: Date | null;
+      }>(
         `SELECT id, session_id, tenant_id, lease_epoch, attempts, limits, deadline_at FROM runs
           WHERE ((status = 'queued' AND (scheduled_for IS NULL OR scheduled_for <= now()))
              OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))
@@ -47,9 +55,24 @@ export class PgRunQueue implements RunQueue {
       const leaseEpoch = Number(row.lease_epoch) + 1;
       const attempt = row.attempts + 1;
       if (attempt > MAX_RUN_ATTEMPTS) {
-        await this.store.appendWith(client, row.session_id, [
-          { type: 'run.failed', runId: row.id, actorType: 'system', actorId: workerId, data: { reason: 'crash_allowance_exhausted', message: `run was claimed ${row.attempts} times without finishing`, errorCode: null } },
-        ], { tenantId: row.tenant_id });
+        await this.store.appendWith(
+          client,
+          row.session_id,
+          [
+            {
+              type: 'run.failed',
+              runId: row.id,
+              actorType: 'system',
+              actorId: workerId,
+              data: {
+                reason: 'crash_allowance_exhausted',
+                message: `run was claimed ${row.attempts} times without finishing`,
+                errorCode: null,
+              },
+            },
+          ],
+          { tenantId: row.tenant_id },
+        );
         return null;
       }
       const deadlineAt = row.deadline_at
@@ -57,11 +80,31 @@ export class PgRunQueue implements RunQueue {
         : row.limits.deadlineSeconds !== null
           ? new Date(this.clock.nowMs() + row.limits.deadlineSeconds * 1000).toISOString()
           : null;
-      await this.store.appendWith(client, row.session_id, [
-        { type: 'run.claimed', runId: row.id, actorType: 'worker', actorId: workerId, data: { workerId, leaseEpoch, attempt } },
-        { type: 'run.started', runId: row.id, actorType: 'worker', actorId: workerId, data: { attempt, deadlineAt, traceId: null } },
-      ], { tenantId: row.tenant_id });
-      await client.query(`UPDATE runs SET lease_expires_at = now() + ($2::int * interval '1 millisecond') WHERE id = $1`, [row.id, leaseMs]);
+      await this.store.appendWith(
+        client,
+        row.session_id,
+        [
+          {
+            type: 'run.claimed',
+            runId: row.id,
+            actorType: 'worker',
+            actorId: workerId,
+            data: { workerId, leaseEpoch, attempt },
+          },
+          {
+            type: 'run.started',
+            runId: row.id,
+            actorType: 'worker',
+            actorId: workerId,
+            data: { attempt, deadlineAt, traceId: null },
+          },
+        ],
+        { tenantId: row.tenant_id },
+      );
+      await client.query(
+        `UPDATE runs SET lease_expires_at = now() + ($2::int * interval '1 millisecond') WHERE id = $1`,
+        [row.id, leaseMs],
+      );
       return { runId: row.id, sessionId: row.session_id, tenantId: row.tenant_id, leaseEpoch, attempt, workerId };
     });
   }

@@ -15,7 +15,11 @@ export class PgRunRepository implements RunRepository {
     return res.rows[0] ? toRunRecord(res.rows[0]) : null;
   }
 
-  async priorInvocations(runId: string, toolName: string, argumentsHash: string): Promise<readonly { status: string; result: unknown }[]> {
+  async priorInvocations(
+    runId: string,
+    toolName: string,
+    argumentsHash: string,
+  ): Promise<readonly { status: string; result: unknown }[]> {
     const res = await this.db.query<{ status: string; result: unknown }>(
       'SELECT status, result FROM tool_invocations WHERE run_id = $1 AND tool_name = $2 AND normalized_arguments_hash = $3 ORDER BY created_at',
       [runId, toolName, argumentsHash],
@@ -24,10 +28,12 @@ export class PgRunRepository implements RunRepository {
   }
 
   async invocationByKey(idempotencyKey: string) {
-    const res = await this.db.query<{ id: string; status: string; result: Record<string, unknown> | null; error: { code: string; message: string } | null }>(
-      'SELECT id, status, result, error FROM tool_invocations WHERE idempotency_key = $1',
-      [idempotencyKey],
-    );
+    const res = await this.db.query<{
+      id: string;
+      status: string;
+      result: Record<string, unknown> | null;
+      error: { code: string; message: string } | null;
+    }>('SELECT id, status, result, error FROM tool_invocations WHERE idempotency_key = $1', [idempotencyKey]);
     return res.rows[0] ?? null;
   }
 }

@@ -13,7 +13,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : null);
 
 function toApproval(r: Record<string, unknown>): ApprovalRecord {
-  const request = (r.request ?? {}) as { toolName?: string; arguments?: Record<string, unknown>; actionSummary?: string; policyReason?: string };
+  const request = (r.request ?? {}) as {
+    toolName?: string;
+    arguments?: Record<string, unknown>;
+    actionSummary?: string;
+    policyReason?: string;
+  };
   const resolution = r.resolution as { reason?: string | null } | null | undefined;
   return {
     id: String(r.id),
@@ -61,7 +66,10 @@ export class PgToolRecords implements ToolRecordStore, DemoWriteLog {
 
   async approval(approvalId: string, tenantId: string | null): Promise<ApprovalRecord | null> {
     if (!UUID.test(approvalId)) return null;
-    const res = await this.db.query('SELECT * FROM approvals WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2)', [approvalId, tenantId]);
+    const res = await this.db.query('SELECT * FROM approvals WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2)', [
+      approvalId,
+      tenantId,
+    ]);
     return res.rows[0] ? toApproval(res.rows[0]) : null;
   }
 
@@ -82,7 +90,10 @@ export class PgToolRecords implements ToolRecordStore, DemoWriteLog {
   }
 
   async pendingApprovalsOfRun(runId: string): Promise<ApprovalRecord[]> {
-    const res = await this.db.query(`SELECT * FROM approvals WHERE run_id = $1 AND status = 'pending' ORDER BY created_at`, [runId]);
+    const res = await this.db.query(
+      `SELECT * FROM approvals WHERE run_id = $1 AND status = 'pending' ORDER BY created_at`,
+      [runId],
+    );
     return res.rows.map(toApproval);
   }
 
@@ -96,7 +107,10 @@ export class PgToolRecords implements ToolRecordStore, DemoWriteLog {
 
   async invocation(invocationId: string, tenantId: string | null): Promise<InvocationRecord | null> {
     if (!UUID.test(invocationId)) return null;
-    const res = await this.db.query('SELECT * FROM tool_invocations WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2)', [invocationId, tenantId]);
+    const res = await this.db.query(
+      'SELECT * FROM tool_invocations WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2)',
+      [invocationId, tenantId],
+    );
     return res.rows[0] ? toInvocation(res.rows[0]) : null;
   }
 
@@ -123,7 +137,10 @@ export class PgToolRecords implements ToolRecordStore, DemoWriteLog {
   }
 
   async count(runId: string | null): Promise<number> {
-    const res = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM demo_external_writes WHERE ($1::uuid IS NULL OR run_id = $1)', [runId]);
+    const res = await this.db.query<{ n: string }>(
+      'SELECT count(*) AS n FROM demo_external_writes WHERE ($1::uuid IS NULL OR run_id = $1)',
+      [runId],
+    );
     return Number(res.rows[0].n);
   }
 }

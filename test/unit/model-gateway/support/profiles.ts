@@ -14,7 +14,12 @@ export function testModel(id: string, overrides: Partial<ProfileModel> = {}): Pr
     capabilities: TOOL_CAPS,
     contextLimit: 200_000,
     maxOutputTokens: 1024,
-    prices: { uncachedInputPerMillion: '0.25', cachedInputPerMillion: '0.025', cacheWritePerMillion: '0', outputPerMillion: '2.00' },
+    prices: {
+      uncachedInputPerMillion: '0.25',
+      cachedInputPerMillion: '0.025',
+      cacheWritePerMillion: '0',
+      outputPerMillion: '2.00',
+    },
     reasoningEffort: null,
     reasoningSummary: null,
     thinkingBudgetTokens: null,
@@ -23,7 +28,12 @@ export function testModel(id: string, overrides: Partial<ProfileModel> = {}): Pr
   };
 }
 
-export function testProfile(apiMode: ApiMode, baseUrl: string, model: ProfileModel, overrides: Partial<ProviderProfile> = {}): ProviderProfile {
+export function testProfile(
+  apiMode: ApiMode,
+  baseUrl: string,
+  model: ProfileModel,
+  overrides: Partial<ProviderProfile> = {},
+): ProviderProfile {
   return {
     name: apiMode === 'responses' ? 'openai' : apiMode === 'anthropic' ? 'anthropic' : 'local',
     version: 1,
@@ -58,7 +68,9 @@ export function calculatorRequest(overrides: Partial<ModelRequest> = {}): ModelR
         inputSchema: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] },
       },
     ],
-    conversation: [{ kind: 'user', messageId: 'm1', content: [{ type: 'text', text: 'What is 17 multiplied by 23?' }] }],
+    conversation: [
+      { kind: 'user', messageId: 'm1', content: [{ type: 'text', text: 'What is 17 multiplied by 23?' }] },
+    ],
     maximumOutputTokens: null,
     temperature: null,
     cacheHints: [],

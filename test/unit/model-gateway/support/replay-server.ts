@@ -74,7 +74,9 @@ export class ReplayServer {
         const next = s.queue.shift();
         if (!next) {
           res.writeHead(599, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { message: `replay server: no recording queued for ${req.method} ${req.url}` } }));
+          res.end(
+            JSON.stringify({ error: { message: `replay server: no recording queued for ${req.method} ${req.url}` } }),
+          );
           return;
         }
         void s.respond(res, next.recording);

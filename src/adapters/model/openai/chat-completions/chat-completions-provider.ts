@@ -17,19 +17,34 @@ export const NO_KEY = 'no-key';
  * `POST {base_url}/chat/completions` per attempt. It lives under adapters/model/openai/ because it
  * uses the `openai` SDK, which may be imported only there.
  */
-export function createChatCompletionsProvider(profile: ProviderProfile, apiKey: string | null, client: OpenAI = createOpenAIClient(profile, apiKey ?? NO_KEY)): ModelProvider {
+export function createChatCompletionsProvider(
+  profile: ProviderProfile,
+  apiKey: string | null,
+  client: OpenAI = createOpenAIClient(profile, apiKey ?? NO_KEY),
+): ModelProvider {
   const name = profile.name;
   return {
     name,
     stream(request: ModelRequest, resolved: ResolvedModel, attempt: ModelAttempt): AsyncIterable<ModelEvent> {
       const model = findProfileModel(profile, resolved.model);
-      if (!model) return single(failed('permanent', `${name}: profile ${profile.source} has no model "${resolved.model}"`, { providerCode: 'unknown_model' }));
+      if (!model)
+        return single(
+          failed('permanent', `${name}: profile ${profile.source} has no model "${resolved.model}"`, {
+            providerCode: 'unknown_model',
+          }),
+        );
       return guardedStream(
         name,
         attempt,
         async function* (signal) {
           const names = new ToolNameCodec(request.tools);
-          const mapper = new ChatEventMapper(name, names, attempt.attemptId, !profile.stripReasoning, model.toolCallFormat === 'xml');
+          const mapper = new ChatEventMapper(
+            name,
+            names,
+            attempt.attemptId,
+            !profile.stripReasoning,
+            model.toolCallFormat === 'xml',
+          );
           const stream = await client.chat.completions.create(chatRequest(profile, model, request, names), { signal });
           for await (const chunk of stream) yield* mapper.map(chunk);
           if (signal.aborted) return;

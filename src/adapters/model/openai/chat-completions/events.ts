@@ -50,8 +50,10 @@ export class ChatEventMapper {
       const delta = (choice.delta ?? {}) as Delta;
       const reasoning = delta.reasoning_content ?? delta.reasoning;
       if (typeof reasoning === 'string' && reasoning !== '') out.push(...this.reasoning(reasoning));
-      if (typeof delta.content === 'string' && delta.content !== '') out.push(...this.content(this.think.push(delta.content)));
-      if (typeof delta.refusal === 'string' && delta.refusal !== '') out.push({ type: 'text_delta', text: delta.refusal });
+      if (typeof delta.content === 'string' && delta.content !== '')
+        out.push(...this.content(this.think.push(delta.content)));
+      if (typeof delta.refusal === 'string' && delta.refusal !== '')
+        out.push({ type: 'text_delta', text: delta.refusal });
       for (const call of delta.tool_calls ?? []) out.push(this.toolDelta(call));
       if (choice.finish_reason) this.finish = choice.finish_reason;
     }
@@ -63,19 +65,37 @@ export class ChatEventMapper {
     const out = this.content(this.think.end());
     if (this.xml) out.push(...this.textPieces(this.xml.end()));
     if (this.finish === null) {
-      out.push(failed('transient', `${this.provider}: the stream ended without a finish reason (connection cut)`, { providerCode: 'stream_truncated' }));
+      out.push(
+        failed('transient', `${this.provider}: the stream ended without a finish reason (connection cut)`, {
+          providerCode: 'stream_truncated',
+        }),
+      );
       return out;
     }
     if (this.keepReasoning && this.reasoningText !== '') {
-      out.push({ type: 'reasoning_item', item: { kind: 'provider_reasoning', provider: this.provider, opaquePayload: { type: 'reasoning_content', text: this.reasoningText } } });
+      out.push({
+        type: 'reasoning_item',
+        item: {
+          kind: 'provider_reasoning',
+          provider: this.provider,
+          opaquePayload: { type: 'reasoning_content', text: this.reasoningText },
+        },
+      });
     }
     const cost = this.usage?.cost;
     out.push({
       type: 'completed',
       stopReason: this.stopReason(),
       usage: usageOf(this.usage),
-      ...(cost !== undefined && cost !== null && Number.isFinite(Number(cost)) ? { providerCost: new Decimal(String(cost)).toFixed() } : {}),
-      providerMetadata: { completion_id: this.id, model: this.servedModel, finish_reason: this.finish, ...(this.usage ? {} : { usage_missing: 'true' }) },
+      ...(cost !== undefined && cost !== null && Number.isFinite(Number(cost))
+        ? { providerCost: new Decimal(String(cost)).toFixed() }
+        : {}),
+      providerMetadata: {
+        completion_id: this.id,
+        model: this.servedModel,
+        finish_reason: this.finish,
+        ...(this.usage ? {} : { usage_missing: 'true' }),
+      },
     });
     return out;
   }
@@ -96,7 +116,13 @@ export class ChatEventMapper {
     return pieces.map((p): ModelEvent => {
       if (p.type === 'text') return { type: 'text_delta', text: p.text };
       const index = this.nextIndex++;
-      return { type: 'tool_call_delta', index, callId: this.syntheticId(index), name: this.names.decode(p.name), argumentsDelta: p.rawArguments };
+      return {
+        type: 'tool_call_delta',
+        index,
+        callId: this.syntheticId(index),
+        name: this.names.decode(p.name),
+        argumentsDelta: p.rawArguments,
+      };
     });
   }
 
@@ -107,9 +133,20 @@ export class ChatEventMapper {
       const index = this.nextIndex++;
       slot = { index, id: call.id || this.syntheticId(index) };
       this.calls.set(call.index, slot);
-      return { type: 'tool_call_delta', index, callId: slot.id, ...(call.function?.name ? { name: this.names.decode(call.function.name) } : {}), argumentsDelta: call.function?.arguments ?? '' };
+      return {
+        type: 'tool_call_delta',
+        index,
+        callId: slot.id,
+        ...(call.function?.name ? { name: this.names.decode(call.function.name) } : {}),
+        argumentsDelta: call.function?.arguments ?? '',
+      };
     }
-    return { type: 'tool_call_delta', index: slot.index, ...(call.function?.name ? { name: this.names.decode(call.function.name) } : {}), argumentsDelta: call.function?.arguments ?? '' };
+    return {
+      type: 'tool_call_delta',
+      index: slot.index,
+      ...(call.function?.name ? { name: this.names.decode(call.function.name) } : {}),
+      argumentsDelta: call.function?.arguments ?? '',
+    };
   }
 
   private syntheticId(index: number): string {
@@ -133,7 +170,8 @@ export class ChatEventMapper {
 }
 
 export function usageOf(usage: CompletionUsage | null): TokenUsage {
-  if (!usage) return { uncachedInputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+  if (!usage)
+    return { uncachedInputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 };
   const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
   const written = usage.prompt_tokens_details?.cache_write_tokens ?? 0;
   return {

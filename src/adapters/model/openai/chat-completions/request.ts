@@ -17,9 +17,15 @@ import type { ToolNameCodec } from '../../shared/tool-names';
  * system prompt and calls and results travel as `<tool_call>` / `<tool_response>` text. Reasoning
  * of this profile is echoed back as `reasoning_content` only when `strip_reasoning` is off.
  */
-export function chatRequest(profile: ProviderProfile, model: ProfileModel, request: ModelRequest, names: ToolNameCodec): ChatCompletionCreateParamsStreaming {
+export function chatRequest(
+  profile: ProviderProfile,
+  model: ProfileModel,
+  request: ModelRequest,
+  names: ToolNameCodec,
+): ChatCompletionCreateParamsStreaming {
   const xml = model.toolCallFormat === 'xml';
-  const system = xml && request.tools.length > 0 ? `${request.system}\n\n${toolsPrompt(request.tools, names)}` : request.system;
+  const system =
+    xml && request.tools.length > 0 ? `${request.system}\n\n${toolsPrompt(request.tools, names)}` : request.system;
   const tools: ChatCompletionTool[] = request.tools.map((t) => ({
     type: 'function',
     function: { name: names.encode(t.name), description: t.description, parameters: t.inputSchema },
@@ -38,7 +44,12 @@ export function chatRequest(profile: ProviderProfile, model: ProfileModel, reque
 
 type Assistant = ChatCompletionAssistantMessageParam & { reasoning_content?: string };
 
-function messages(profile: ProviderProfile, request: ModelRequest, names: ToolNameCodec, xml: boolean): ChatCompletionMessageParam[] {
+function messages(
+  profile: ProviderProfile,
+  request: ModelRequest,
+  names: ToolNameCodec,
+  xml: boolean,
+): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   let reasoning: string | null = null;
   const assistant = (): Assistant => {
@@ -65,12 +76,21 @@ function messages(profile: ProviderProfile, request: ModelRequest, names: ToolNa
         if (item.text !== '') appendText(assistant(), item.text);
         break;
       case 'provider_reasoning':
-        if (item.provider === profile.name && !profile.stripReasoning && typeof item.opaquePayload.text === 'string') reasoning = item.opaquePayload.text;
+        if (item.provider === profile.name && !profile.stripReasoning && typeof item.opaquePayload.text === 'string')
+          reasoning = item.opaquePayload.text;
         break;
       case 'tool_call': {
         const m = assistant();
         if (xml) appendText(m, toolCallText(names.encode(item.name), item.arguments));
-        else m.tool_calls = [...(m.tool_calls ?? []), { id: item.callId, type: 'function', function: { name: names.encode(item.name), arguments: JSON.stringify(item.arguments) } }];
+        else
+          m.tool_calls = [
+            ...(m.tool_calls ?? []),
+            {
+              id: item.callId,
+              type: 'function',
+              function: { name: names.encode(item.name), arguments: JSON.stringify(item.arguments) },
+            },
+          ];
         break;
       }
       case 'tool_result':

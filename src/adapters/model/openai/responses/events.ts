@@ -37,7 +37,15 @@ export class ResponsesEventMapper {
         const index = this.calls.size;
         const args = item.arguments ?? '';
         this.calls.set(event.output_index, { index, argsSeen: args !== '' });
-        return [{ type: 'tool_call_delta', index, callId: item.call_id, name: this.names.decode(item.name), argumentsDelta: args }];
+        return [
+          {
+            type: 'tool_call_delta',
+            index,
+            callId: item.call_id,
+            name: this.names.decode(item.name),
+            argumentsDelta: args,
+          },
+        ];
       }
       case 'response.function_call_arguments.delta': {
         const call = this.call(event.output_index);
@@ -65,15 +73,29 @@ export class ResponsesEventMapper {
         return [this.completed(event.response, this.calls.size > 0 ? 'tool_use' : 'end_turn')];
       case 'response.incomplete': {
         const reason = event.response.incomplete_details?.reason ?? 'unknown';
-        return [this.completed(event.response, reason === 'content_filter' ? 'content_filter' : 'incomplete', { incomplete_reason: reason })];
+        return [
+          this.completed(event.response, reason === 'content_filter' ? 'content_filter' : 'incomplete', {
+            incomplete_reason: reason,
+          }),
+        ];
       }
       case 'response.failed': {
         const error = event.response.error;
         const code = error?.code ?? 'response_failed';
-        return [failed(kindForErrorType(code), `${this.provider}: response failed: ${scrubMessage(error?.message ?? 'no detail')}`, { providerCode: code })];
+        return [
+          failed(
+            kindForErrorType(code),
+            `${this.provider}: response failed: ${scrubMessage(error?.message ?? 'no detail')}`,
+            { providerCode: code },
+          ),
+        ];
       }
       case 'error':
-        return [failed(kindForErrorType(event.code), `${this.provider}: ${scrubMessage(event.message)}`, { providerCode: event.code ?? 'stream_error' })];
+        return [
+          failed(kindForErrorType(event.code), `${this.provider}: ${scrubMessage(event.message)}`, {
+            providerCode: event.code ?? 'stream_error',
+          }),
+        ];
       default:
         return [];
     }
@@ -81,7 +103,8 @@ export class ResponsesEventMapper {
 
   private call(outputIndex: number): { index: number; argsSeen: boolean } {
     const call = this.calls.get(outputIndex);
-    if (!call) throw new StreamOrderError(`function-call arguments for output item ${outputIndex}, which was never added`);
+    if (!call)
+      throw new StreamOrderError(`function-call arguments for output item ${outputIndex}, which was never added`);
     return call;
   }
 
@@ -97,10 +120,21 @@ export class ResponsesEventMapper {
         // Without encrypted content a reasoning item cannot be replayed statelessly (store: false).
         if (typeof item.encrypted_content !== 'string' || item.encrypted_content === '') return [];
         // Only the opaque part is kept: summary and raw reasoning text are never stored (plan §10.6).
-        return [{ type: 'reasoning_item', item: { kind: 'provider_reasoning', provider: this.provider, opaquePayload: { type: 'reasoning', id: item.id, summary: [], encrypted_content: item.encrypted_content } } }];
+        return [
+          {
+            type: 'reasoning_item',
+            item: {
+              kind: 'provider_reasoning',
+              provider: this.provider,
+              opaquePayload: { type: 'reasoning', id: item.id, summary: [], encrypted_content: item.encrypted_content },
+            },
+          },
+        ];
       case 'message': {
         if (this.textSeen.has(outputIndex)) return [];
-        const text = item.content.map((c) => (c.type === 'output_text' ? c.text : c.type === 'refusal' ? c.refusal : '')).join('');
+        const text = item.content
+          .map((c) => (c.type === 'output_text' ? c.text : c.type === 'refusal' ? c.refusal : ''))
+          .join('');
         return text === '' ? [] : [{ type: 'text_delta', text }];
       }
       default:
@@ -131,7 +165,8 @@ export class StreamOrderError extends Error {
 
 /** Plan §10.2 usage table: cached (and cache-write) tokens are carved out of input; reasoning is part of output. */
 export function usageOf(usage: ResponseUsage | null): TokenUsage {
-  if (!usage) return { uncachedInputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+  if (!usage)
+    return { uncachedInputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 };
   const cached = usage.input_tokens_details?.cached_tokens ?? 0;
   const written = usage.input_tokens_details?.cache_write_tokens ?? 0;
   return {

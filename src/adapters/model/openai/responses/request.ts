@@ -1,4 +1,9 @@
-import type { ResponseCreateParamsStreaming, ResponseInputItem, ResponseReasoningItem, Tool } from 'openai/resources/responses/responses';
+import type {
+  ResponseCreateParamsStreaming,
+  ResponseInputItem,
+  ResponseReasoningItem,
+  Tool,
+} from 'openai/resources/responses/responses';
 import type { ModelRequest } from '../../../../domain/model/model-events';
 import type { ProfileModel, ProviderProfile } from '../../../../domain/model/provider-profile';
 import { contentText, toolResultText } from '../../shared/content';
@@ -9,7 +14,12 @@ import type { ToolNameCodec } from '../../shared/tool-names';
  * models `include: ['reasoning.encrypted_content']`, so the reasoning items of the active tool loop
  * travel back as opaque input items. Function-call ids (`call_id`) are preserved both ways.
  */
-export function responsesRequest(profile: ProviderProfile, model: ProfileModel, request: ModelRequest, names: ToolNameCodec): ResponseCreateParamsStreaming {
+export function responsesRequest(
+  profile: ProviderProfile,
+  model: ProfileModel,
+  request: ModelRequest,
+  names: ToolNameCodec,
+): ResponseCreateParamsStreaming {
   const tools: Tool[] = request.tools.map((t) => ({
     type: 'function',
     name: names.encode(t.name),
@@ -58,7 +68,12 @@ function inputItems(provider: string, request: ModelRequest, names: ToolNameCode
         if (item.text !== '') items.push({ type: 'message', role: 'assistant', content: item.text });
         break;
       case 'tool_call':
-        items.push({ type: 'function_call', call_id: item.callId, name: names.encode(item.name), arguments: JSON.stringify(item.arguments) });
+        items.push({
+          type: 'function_call',
+          call_id: item.callId,
+          name: names.encode(item.name),
+          arguments: JSON.stringify(item.arguments),
+        });
         break;
       case 'tool_result':
         items.push({ type: 'function_call_output', call_id: item.callId, output: toolResultText(item) });

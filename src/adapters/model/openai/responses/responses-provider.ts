@@ -14,7 +14,11 @@ import { responsesRequest } from './request';
  * mapped to the normalized stream. Never executes tools, never logs keys, and aborts the HTTP
  * request when the attempt is cancelled or its deadline passes.
  */
-export function createOpenAIResponsesProvider(profile: ProviderProfile, apiKey: string, client: OpenAI = createOpenAIClient(profile, apiKey)): ModelProvider {
+export function createOpenAIResponsesProvider(
+  profile: ProviderProfile,
+  apiKey: string,
+  client: OpenAI = createOpenAIClient(profile, apiKey),
+): ModelProvider {
   const name = profile.name;
   const mapError = (error: unknown) =>
     error instanceof StreamOrderError
@@ -24,7 +28,12 @@ export function createOpenAIResponsesProvider(profile: ProviderProfile, apiKey: 
     name,
     stream(request: ModelRequest, resolved: ResolvedModel, attempt: ModelAttempt): AsyncIterable<ModelEvent> {
       const model = findProfileModel(profile, resolved.model);
-      if (!model) return single(failed('permanent', `${name}: profile ${profile.source} has no model "${resolved.model}"`, { providerCode: 'unknown_model' }));
+      if (!model)
+        return single(
+          failed('permanent', `${name}: profile ${profile.source} has no model "${resolved.model}"`, {
+            providerCode: 'unknown_model',
+          }),
+        );
       return guardedStream(
         name,
         attempt,
