@@ -6,6 +6,12 @@ export interface Queryable {
     text: string,
     values?: unknown[],
   ): Promise<{ rows: R[]; rowCount: number | null }>;
+  /** A named (prepared once per connection) statement. */
+  query<R extends QueryResultRow = QueryResultRow>(config: {
+    name: string;
+    text: string;
+    values?: unknown[];
+  }): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 /** The shared connection pool. One per process; each unit of work borrows its own client. */
@@ -23,8 +29,19 @@ export class Database {
   query<R extends QueryResultRow = QueryResultRow>(
     text: string,
     values?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>;
+  query<R extends QueryResultRow = QueryResultRow>(config: {
+    name: string;
+    text: string;
+    values?: unknown[];
+  }): Promise<{ rows: R[]; rowCount: number | null }>;
+  query<R extends QueryResultRow = QueryResultRow>(
+    textOrConfig: string | { name: string; text: string; values?: unknown[] },
+    values?: unknown[],
   ): Promise<{ rows: R[]; rowCount: number | null }> {
-    return this.pool.query<R>(text, values);
+    return typeof textOrConfig === 'string'
+      ? this.pool.query<R>(textOrConfig, values)
+      : this.pool.query<R>(textOrConfig);
   }
 
   /** Runs `fn` in one short transaction. Never await a model, tool or human inside it. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Clock } from '../../../ports/clock';
 import type { AppendOptions, AppendResult, EventStore, GlobalPosition } from '../../../ports/event-store';
 import type { NewEvent, StoredEvent } from '../../../domain/events/payloads';
@@ -23,6 +24,17 @@ const MAX_ATTEMPTS = 10;
 const GENERATION = '__generation';
 /** The read-model generation: when a repair last rewrote projection rows. */
 export const GENERATION_SQL = `coalesce((SELECT max(rebuilt_at)::text FROM projection_watermarks), '')`;
+
+const statementNames = new Map<string, string>();
+/** A stable prepared-statement name per statement text. */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `agent_append_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
 
 /** A client-supplied idempotency key collided: the caller looks up the original. */
 export class IdempotencyKeyTaken extends ConflictError {}
@@ -228,7 +240,12 @@ export class PgEventStore implements EventStore {
     });
     let result;
     try {
-      result = await q.query<{ ok: number; ids: { id: number; sequence: number }[] }>(statement.text, statement.values);
+      result = await q.query<{ ok: number; ids: { id: number; sequence: number }[] }>({
+        // Named, so each connection plans each statement shape once (the shapes are few and fixed).
+        name: statementName(statement.text),
+        text: statement.text,
+        values: statement.values,
+      });
     } catch (err) {
       throw await this.translate(err, sessionId, options);
     }
