@@ -4,6 +4,7 @@ import { EventStore1764500000000 } from './migrations/1764500000000-EventStore';
 import { RunReadModels1764500100000 } from './migrations/1764500100000-RunReadModels';
 import { ToolLifecycle1764500200000 } from './migrations/1764500200000-ToolLifecycle';
 import { ModelPrices1764500300000 } from './migrations/1764500300000-ModelPrices';
+import { ModelCallVersions1764500500000 } from './migrations/1764500500000-ModelCallVersions';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
 export const MIGRATIONS = [
@@ -11,6 +12,7 @@ export const MIGRATIONS = [
   RunReadModels1764500100000,
   ToolLifecycle1764500200000,
   ModelPrices1764500300000,
+  ModelCallVersions1764500500000,
 ];
 
 /**

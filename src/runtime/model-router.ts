@@ -8,6 +8,8 @@ import type { ResolvedModel } from '../domain/model/model-events';
 import {
   EMPTY_REGISTRY,
   findProfileModel,
+  modelBilling,
+  type ProfileModel,
   type ProviderProfile,
   type ProviderRegistry,
 } from '../domain/model/provider-profile';
@@ -120,6 +122,18 @@ export class ModelRouter {
     await Promise.all(providers.map((p) => p.close()));
   }
 
+  /** Plan §6.5 below the provider-reported costs: catalog price > pricing snapshot > configured override. */
+  private billingOf(profile: ProviderProfile, model: ProfileModel): Billing {
+    const billing = modelBilling(profile, model, this.registry.pricingSnapshot);
+    if (!billing) {
+      throw new ConfigurationError(
+        `provider profile "${profile.name}" (${profile.source}) has no prices for model "${model.id}": set models[].prices, add "${profile.name}/${model.id}" to the pricing snapshot, or set models[].price_override`,
+        { profile: profile.name, model: model.id },
+      );
+    }
+    return billing;
+  }
+
   private profileRoute(policy: string, profileName: string, modelName: string, needs: ModelRequirements): ModelRoute {
     const binding = this.bindings.get(profileName);
     if (!binding) {
@@ -163,7 +177,7 @@ export class ModelRouter {
         registryVersion: this.registry.version,
       },
       capabilities: model.capabilities,
-      billing: { kind: 'catalog', prices: model.prices },
+      billing: this.billingOf(profile, model),
     };
   }
 }

@@ -3,7 +3,7 @@ import type { ToolCallItem } from '../domain/conversation/items';
 import { LeaseFencedError, ModelPermanentError } from '../domain/errors';
 import type { NewEvent } from '../domain/events/payloads';
 import { assembleTurn } from '../domain/model/assembler';
-import type { ModelTurn } from '../domain/model/model-events';
+import type { ModelAttempt, ModelTurn } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
 import type { CheckpointState } from '../domain/run/checkpoint';
 import type { FailureReason } from '../domain/run/failure';
@@ -19,7 +19,10 @@ import type { CheckpointStore, RunQueue, RunRepository, TransientPublisher } fro
 import type { ToolRecordStore } from '../ports/tool-records';
 import type { PolicyEngine } from '../policy/policy-engine';
 import type { ToolRegistry } from '../tools/registry';
-import type { ModelRouter } from './model-router';
+import type { ModelRoute, ModelRouter } from './model-router';
+
+/** How long the run loop waits for a provider usage API before pricing from the next source. */
+const USAGE_API_TIMEOUT_MS = 5_000;
 import { backoffMs, classifyModelError } from './retry';
 import { LoopStopped, stopReasonOf } from './stop-reason';
 import { ToolPipeline, type ToolCallOutcome } from './tool-pipeline';
@@ -283,6 +286,10 @@ export class RunLoop {
               provider: route.model.provider,
               model: route.model.model,
               prefixHash: request.prefixHash,
+              // v2: which provider profile (and registry) this call was routed by; null for fake/demo.
+              profileName: route.model.profileVersion === undefined ? null : route.model.provider,
+              profileVersion: route.model.profileVersion ?? null,
+              registryVersion: route.model.registryVersion ?? null,
             },
           },
         ]);
@@ -335,6 +342,18 @@ export class RunLoop {
             return 'stopped';
           }
           const c = classifyModelError(e);
+          // The adapters scrub keys and bearer tokens from provider messages before they get here.
+          deps.log.warn('model call failed', {
+            runId: claim.runId,
+            provider: route.model.provider,
+            model: route.model.model,
+            step,
+            attempt,
+            errorCode: c.code,
+            retryable: c.retryable,
+            message: c.message,
+            latencyMs,
+          });
           await this.append(claim, [
             {
               type: 'model.request.failed',
@@ -366,9 +385,37 @@ export class RunLoop {
           continue;
         }
         const latencyMs = deps.clock.nowMs() - t0;
-        // Plan §6.5 precedence: provider-reported cost > catalog price of the profile > free (fake, demo).
-        const priced = priceModelCall(turn.usage, turn.providerCost, route.billing);
+        // Plan §6.5 precedence: provider-reported cost > provider usage API > catalog price >
+        // pricing snapshot > configured override (the last three resolved by the router) > free.
+        const usageApiCost =
+          turn.providerCost === undefined
+            ? await this.usageApiCost(route, turn, {
+                attemptId,
+                attemptNumber: attempt,
+                deadlineMs: run.deadlineAt ? Date.parse(run.deadlineAt) : null,
+                signal,
+              })
+            : null;
+        const priced = priceModelCall(
+          turn.usage,
+          { providerResponse: turn.providerCost, providerUsageApi: usageApiCost },
+          route.billing,
+        );
         const loopContinues = turn.toolCalls.length > 0 || turn.malformedToolCalls.length > 0;
+        deps.log.debug('model call completed', {
+          runId: claim.runId,
+          provider: route.model.provider,
+          model: route.model.model,
+          profileVersion: route.model.profileVersion ?? null,
+          step,
+          attempt,
+          stopReason: turn.stopReason,
+          toolCalls: turn.toolCalls.length,
+          usage: turn.usage,
+          cost: priced.cost,
+          costSource: priced.costSource,
+          latencyMs,
+        });
         await this.append(
           claim,
           [
@@ -495,6 +542,33 @@ export class RunLoop {
       if (r) return r;
     }
     return null;
+  }
+
+  /**
+   * The cost from the provider's usage API (plan §6.5 step 2), when its adapter implements the
+   * hook (none does yet: it needs a network call per provider). Bounded to a few seconds and never
+   * fatal: a failure, timeout or null leaves the call to the next source of the precedence.
+   */
+  private async usageApiCost(route: ModelRoute, turn: ModelTurn, attempt: ModelAttempt): Promise<string | null> {
+    const api = route.provider.usageApi;
+    if (!api) return null;
+    const signal = AbortSignal.any([
+      attempt.signal ?? new AbortController().signal,
+      AbortSignal.timeout(USAGE_API_TIMEOUT_MS),
+    ]);
+    try {
+      return await api.costOf(
+        { model: route.model, attempt, usage: turn.usage, providerMetadata: turn.providerMetadata },
+        signal,
+      );
+    } catch (e) {
+      this.deps.log.warn('provider usage API lookup failed; pricing from the next source', {
+        provider: route.model.provider,
+        model: route.model.model,
+        error: e instanceof Error ? e.name : 'unknown',
+      });
+      return null;
+    }
   }
 
   private checkBeforeModelCall(run: RunRecord, step: number, signal: AbortSignal): Outcome | 'stopped' | null {
@@ -628,5 +702,13 @@ export class RunLoop {
       version: (cp?.version ?? 0) + 1,
       state: this.state(prev?.step ?? 0, 'terminal', [], [], prev?.conversationRange.fromSequence ?? 0),
     });
+    // The tool loop is over for good: its provider-opaque continuation (Anthropic thinking text,
+    // kept chat_completions reasoning) must not outlive it in the older checkpoints (plan §10.6).
+    await this.deps.checkpoints.dropProviderContinuation(runId).catch((e: unknown) =>
+      this.deps.log.warn('could not drop the provider continuation of a finished run', {
+        runId,
+        error: e instanceof Error ? e.message : String(e),
+      }),
+    );
   }
 }

@@ -118,6 +118,9 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
               provider: 'fake',
               model: 'fake-1',
               prefixHash: `p${step}`,
+              profileName: null,
+              profileVersion: null,
+              registryVersion: null,
             },
           },
           {
@@ -143,7 +146,17 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
           type: 'model.request.started',
           runId,
           traceId,
-          data: { modelCallId, step, attempt: 1, provider: 'fake', model: 'fake-1', prefixHash: `p${step}` },
+          data: {
+            modelCallId,
+            step,
+            attempt: 1,
+            provider: 'acme',
+            model: 'acme-1',
+            prefixHash: `p${step}`,
+            profileName: 'acme',
+            profileVersion: 1 + (step % 3),
+            registryVersion: `r1-${String(r).padStart(12, '0')}`,
+          },
         },
         {
           type: 'model.response.completed',

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import { loadSettings, type Settings } from '../../src/config/settings';
 import { AppModule } from '../../src/composition/app.module';
-import { createPlatform, type Platform } from '../../src/composition/platform';
+import { createPlatform, type Platform, type PlatformOptions } from '../../src/composition/platform';
 import { CreateSessionCommand } from '../../src/application/sessions/create-session';
 import { SubmitMessageCommand, type RunOverrides } from '../../src/application/runs/submit-message';
 import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
@@ -21,10 +21,15 @@ export interface TestPlatform {
   close(): Promise<void>;
 }
 
-export async function createTestPlatform(url: string, settings: Partial<Settings> = {}): Promise<TestPlatform> {
+/** `options` adds to the test defaults, e.g. a `logger` that captures the structured logs. */
+export async function createTestPlatform(
+  url: string,
+  settings: Partial<Settings> = {},
+  options: Partial<PlatformOptions> = {},
+): Promise<TestPlatform> {
   const platform = await createPlatform(
     { ...loadSettings({}), ...settings },
-    { service: 'test', databaseUrl: url, quiet: true, migrate: false, poolSize: 20 },
+    { service: 'test', databaseUrl: url, quiet: true, migrate: false, poolSize: 20, ...options },
   );
   const app: INestApplicationContext = await NestFactory.createApplicationContext(
     AppModule.forPlatform(platform, { http: false }),

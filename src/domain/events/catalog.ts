@@ -113,7 +113,7 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
   },
   'run.cancelled': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
   'model.request.started': {
-    currentVersion: 1,
+    currentVersion: 2,
     schema: obj({
       modelCallId: uuid(),
       step: int({ minimum: 1 }),
@@ -121,6 +121,9 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       provider: str(),
       model: str(),
       prefixHash: str(),
+      profileName: nullable(str({ minLength: 1 })),
+      profileVersion: nullable(int({ minimum: 1 })),
+      registryVersion: nullable(str({ minLength: 1 })),
     }),
   },
   'model.response.completed': {

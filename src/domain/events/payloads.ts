@@ -48,6 +48,13 @@ export interface EventPayloads {
     provider: string;
     model: string;
     prefixHash: string;
+    /**
+     * v2: the provider profile the call was routed by, its declared version and the provider
+     * registry fingerprint (`r<version>-<hash>`); null for the offline providers and for v1 events.
+     */
+    profileName: string | null;
+    profileVersion: number | null;
+    registryVersion: string | null;
   };
   'model.response.completed': {
     modelCallId: string;

@@ -12,6 +12,8 @@ export type Upcaster = (payload: Record<string, unknown>) => Record<string, unkn
  * - tool.call.completed v1 → v2 adds `trust` (plan §11.2); every v1 result came from a builtin
  *   internal tool (calculator, clock), so it is `internal_tool`.
  * - approval.requested v1 → v2 adds `actionKind`; v1 approvals were all policy approvals of a tool call.
+ * - model.request.started v1 → v2 adds `profileName`, `profileVersion` and `registryVersion`; v1
+ *   never recorded which profile or registry routed the call, so they are null (unknown).
  */
 export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'user.message.created@1': (p) => ({
@@ -20,6 +22,7 @@ export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   }),
   'tool.call.completed@1': (p) => ({ ...p, trust: 'internal_tool' }),
   'approval.requested@1': (p) => ({ ...p, actionKind: 'tool_call' }),
+  'model.request.started@1': (p) => ({ ...p, profileName: null, profileVersion: null, registryVersion: null }),
 };
 
 /** Upcasts a stored payload to the current version, or names the event id when it cannot. */

@@ -1,4 +1,4 @@
-import type { PriceTable } from '../run/usage';
+import type { Billing, PriceTable } from '../run/usage';
 import type { ModelCapabilities } from './capabilities';
 
 /**
@@ -22,8 +22,13 @@ export interface ProfileModel {
   readonly contextLimit: number | null;
   /** Used when the request sets none (Anthropic requires `max_tokens`). */
   readonly maxOutputTokens: number | null;
-  /** Catalog prices per million tokens, by class (cost source `catalog_price`). */
-  readonly prices: PriceTable;
+  /** Catalog prices per million tokens, by class (cost source `catalog_price`); null when the profile lists none. */
+  readonly prices: PriceTable | null;
+  /**
+   * The profile's `price_override` for this model (cost source `config_override`): the last
+   * resort of plan §6.5, used only when neither the profile nor the pricing snapshot prices it.
+   */
+  readonly priceOverride: PriceTable | null;
   /** OpenAI Responses `reasoning.effort` / `reasoning.summary`, when set. */
   readonly reasoningEffort: string | null;
   readonly reasoningSummary: string | null;
@@ -59,15 +64,60 @@ export interface ModelPolicyTarget {
   readonly model: string;
 }
 
+/**
+ * The documented pricing snapshot (`config/providers/pricing-snapshot.yaml`): published list
+ * prices keyed by provider and model id, used for a profile model that lists no prices of its own
+ * (cost source `pricing_snapshot`).
+ */
+export interface PricingSnapshot {
+  /** The snapshot's declared version (`version:` in the file); `none` when there is no file. */
+  readonly version: string;
+  /** The file it came from (for error messages and the price history). */
+  readonly source: string;
+  /** `<provider>/<model id>` → prices. */
+  readonly prices: Readonly<Record<string, PriceTable>>;
+}
+
+export const EMPTY_PRICING_SNAPSHOT: PricingSnapshot = { version: 'none', source: 'none', prices: {} };
+
+export function snapshotKey(provider: string, model: string): string {
+  return `${provider}/${model}`;
+}
+
 /** Every profile and policy, with a fingerprint of the files that produced them. */
 export interface ProviderRegistry {
   /** `r<declared version>-<sha256 prefix of the files>`: changes whenever any profile changes. */
   readonly version: string;
   readonly profiles: readonly ProviderProfile[];
   readonly policies: Readonly<Record<string, ModelPolicyTarget>>;
+  /** Absent is the same as an empty snapshot. */
+  readonly pricingSnapshot?: PricingSnapshot;
 }
 
-export const EMPTY_REGISTRY: ProviderRegistry = { version: 'none', profiles: [], policies: {} };
+export const EMPTY_REGISTRY: ProviderRegistry = {
+  version: 'none',
+  profiles: [],
+  policies: {},
+  pricingSnapshot: EMPTY_PRICING_SNAPSHOT,
+};
+
+/**
+ * The price table of a profile model by the table-priced part of plan §6.5's precedence: the
+ * profile's own prices (`catalog_price`) > the pricing snapshot (`pricing_snapshot`) > the
+ * profile's `price_override` (`config_override`). Null when none prices it (the loader refuses
+ * such a model at startup).
+ */
+export function modelBilling(
+  profile: ProviderProfile,
+  model: ProfileModel,
+  snapshot: PricingSnapshot = EMPTY_PRICING_SNAPSHOT,
+): Extract<Billing, { kind: 'price_table' }> | null {
+  if (model.prices) return { kind: 'price_table', prices: model.prices, source: 'catalog_price' };
+  const snap = snapshot.prices[snapshotKey(profile.name, model.id)];
+  if (snap) return { kind: 'price_table', prices: snap, source: 'pricing_snapshot' };
+  if (model.priceOverride) return { kind: 'price_table', prices: model.priceOverride, source: 'config_override' };
+  return null;
+}
 
 /** The model of `profile` that `nameOrAlias` names, or null. */
 export function findProfileModel(profile: ProviderProfile, nameOrAlias: string): ProfileModel | null {

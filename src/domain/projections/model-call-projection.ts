@@ -1,11 +1,14 @@
 import type { StoredEvent } from '../events/payloads';
 import type { Projection, Row } from './projection';
 
-/** model_calls: one row per model attempt with all five token classes, cost and its source. */
+/**
+ * model_calls: one row per model attempt with all five token classes, cost and its source, and
+ * (v2) the provider profile name and version and the registry version that routed it.
+ */
 export const modelCallProjection: Projection = {
   name: 'model_calls',
   table: 'model_calls',
-  version: 1,
+  version: 2,
   keyColumn: 'id',
   columns: [
     'id',
@@ -16,6 +19,9 @@ export const modelCallProjection: Projection = {
     'attempt_number',
     'provider',
     'model',
+    'profile_name',
+    'profile_version',
+    'registry_version',
     'status',
     'prefix_hash',
     'uncached_input_tokens',
@@ -44,6 +50,9 @@ export const modelCallProjection: Projection = {
         attempt_number: e.data.attempt,
         provider: e.data.provider,
         model: e.data.model,
+        profile_name: e.data.profileName,
+        profile_version: e.data.profileVersion,
+        registry_version: e.data.registryVersion,
         status: 'started',
         prefix_hash: e.data.prefixHash,
         uncached_input_tokens: 0,

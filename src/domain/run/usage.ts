@@ -82,9 +82,16 @@ export function costOf(u: TokenUsage, p: PriceTable): string {
   return cost.toFixed();
 }
 
+/** Where a price table came from, in the order plan §6.5 consults them (all below a provider-reported cost). */
+export type PriceTableSource = 'catalog_price' | 'pricing_snapshot' | 'config_override';
+
 /** How a routed model is billed when the provider reports no cost itself. */
 export type Billing =
-  | { readonly kind: 'catalog'; readonly prices: PriceTable }
+  /**
+   * Per-class prices: the profile's own model prices (`catalog_price`), else the versioned pricing
+   * snapshot (`pricing_snapshot`), else the profile's `price_override` (`config_override`).
+   */
+  | { readonly kind: 'price_table'; readonly prices: PriceTable; readonly source: PriceTableSource }
   /** The offline providers (fake, demo): nothing to pay. */
   | { readonly kind: 'free' };
 
@@ -94,23 +101,40 @@ export function isDecimalString(value: string): boolean {
   return new Decimal(value).isFinite();
 }
 
+/** Costs the provider itself reported for one call; either may be absent. */
+export interface ReportedCost {
+  /** A cost on the response itself (OpenRouter `usage.cost`). */
+  readonly providerResponse?: string | null;
+  /** A cost looked up afterwards from the provider's usage/billing API (the `ProviderUsageApi` hook). */
+  readonly providerUsageApi?: string | null;
+}
+
 /**
- * The cost of one model call and where it came from, by the precedence of plan §6.5: a cost the
- * provider reported on the response, then the catalog price of the model's profile, then free for
- * the offline providers. (The provider usage API, pricing snapshots and configured overrides are
- * lower-precedence sources no adapter uses yet.) Decimal math throughout; never a float.
+ * The cost of one model call and where it came from, by the precedence of plan §6.5:
+ *   1. `provider_response`  — a cost the provider reported on the response;
+ *   2. `provider_usage_api` — a cost from the provider's usage API (a hook adapters may fill; none does yet);
+ *   3. `catalog_price`      — the prices of the model in its provider profile;
+ *   4. `pricing_snapshot`   — the versioned pricing snapshot (config/providers/pricing-snapshot.yaml);
+ *   5. `config_override`    — the profile's `price_override` for the model;
+ *   and `free` for the offline providers. Steps 3–5 are resolved into `billing` by the router.
+ * A reported cost that is not a non-negative decimal is ignored (the next source applies).
+ * Decimal math throughout; never a float.
  */
 export function priceModelCall(
   usage: TokenUsage,
-  providerCost: string | undefined,
+  reported: ReportedCost | string | undefined,
   billing: Billing,
 ): { cost: string; costSource: CostSource } {
-  if (providerCost !== undefined && isDecimalString(providerCost)) {
-    return { cost: new Decimal(providerCost).toFixed(), costSource: 'provider_response' };
+  const r: ReportedCost = typeof reported === 'string' ? { providerResponse: reported } : (reported ?? {});
+  if (typeof r.providerResponse === 'string' && isDecimalString(r.providerResponse)) {
+    return { cost: new Decimal(r.providerResponse).toFixed(), costSource: 'provider_response' };
+  }
+  if (typeof r.providerUsageApi === 'string' && isDecimalString(r.providerUsageApi)) {
+    return { cost: new Decimal(r.providerUsageApi).toFixed(), costSource: 'provider_usage_api' };
   }
   switch (billing.kind) {
-    case 'catalog':
-      return { cost: costOf(usage, billing.prices), costSource: 'catalog_price' };
+    case 'price_table':
+      return { cost: costOf(usage, billing.prices), costSource: billing.source };
     case 'free':
       return { cost: '0', costSource: 'free' };
     default: {

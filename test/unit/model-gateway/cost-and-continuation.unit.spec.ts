@@ -19,21 +19,23 @@ const prices = {
 
 describe('model call cost (plan §6.5 precedence)', () => {
   it('prefers the cost the provider reported', () => {
-    expect(priceModelCall(usage, '0.0001164', { kind: 'catalog', prices })).toEqual({
+    expect(priceModelCall(usage, '0.0001164', { kind: 'price_table', prices, source: 'catalog_price' })).toEqual({
       cost: '0.0001164',
       costSource: 'provider_response',
     });
   });
 
   it('falls back to the catalog price of the profile, with decimal math', () => {
-    expect(priceModelCall(usage, undefined, { kind: 'catalog', prices })).toEqual({
+    expect(priceModelCall(usage, undefined, { kind: 'price_table', prices, source: 'catalog_price' })).toEqual({
       cost: '0.0009223',
       costSource: 'catalog_price',
     });
   });
 
   it('ignores a provider cost that is not a decimal', () => {
-    expect(priceModelCall(usage, 'NaN', { kind: 'catalog', prices }).costSource).toBe('catalog_price');
+    expect(priceModelCall(usage, 'NaN', { kind: 'price_table', prices, source: 'catalog_price' }).costSource).toBe(
+      'catalog_price',
+    );
   });
 
   it('is free for the offline providers', () => {

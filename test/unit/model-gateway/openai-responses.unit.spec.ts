@@ -136,7 +136,7 @@ describe('the OpenAI Responses adapter against recorded streams', () => {
       reasoningTokens: 384,
     });
     // (214 × 0.25 + 1792 × 0.025 + 412 × 2.00) / 1e6 = 922.3 / 1e6
-    expect(costOf(turn.usage, profile.models[0].prices)).toBe('0.0009223');
+    expect(costOf(turn.usage, profile.models[0].prices!)).toBe('0.0009223');
     // Only the opaque part of the reasoning item is kept: no summary text.
     expect(JSON.stringify(turn.reasoningItems)).not.toContain('SECRET-REASONING-MARKER');
   });

@@ -141,7 +141,8 @@ describe('the model router', () => {
         registryVersion: registry.version,
       });
       expect(route.billing).toEqual({
-        kind: 'catalog',
+        kind: 'price_table',
+        source: 'catalog_price',
         prices: {
           uncachedInputPerMillion: '1.50',
           cachedInputPerMillion: '0.15',

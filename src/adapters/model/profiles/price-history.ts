@@ -1,4 +1,4 @@
-import type { ProviderRegistry } from '../../../domain/model/provider-profile';
+import { modelBilling, type ProviderRegistry } from '../../../domain/model/provider-profile';
 import type { Queryable } from '../../postgres/database';
 
 /**
@@ -11,7 +11,17 @@ export async function recordPriceHistory(db: Queryable, registry: ProviderRegist
   let inserted = 0;
   for (const profile of registry.profiles) {
     for (const model of profile.models) {
-      const p = model.prices;
+      // The price the model is actually billed at when the provider reports no cost (plan §6.5):
+      // its catalog prices, else the pricing snapshot's, else its price_override.
+      const billing = modelBilling(profile, model, registry.pricingSnapshot);
+      if (!billing) continue;
+      const p = billing.prices;
+      const source =
+        billing.source === 'catalog_price'
+          ? profile.source
+          : billing.source === 'pricing_snapshot'
+            ? `${registry.pricingSnapshot?.source ?? 'pricing snapshot'} (pricing_snapshot)`
+            : `${profile.source} (config_override)`;
       const r = await db.query(
         `INSERT INTO model_prices (provider, model, profile_version, registry_version, uncached_input_per_million,
                                    cached_input_per_million, cache_write_per_million, output_per_million, reasoning_per_million, source)
@@ -34,7 +44,7 @@ export async function recordPriceHistory(db: Queryable, registry: ProviderRegist
           p.cacheWritePerMillion,
           p.outputPerMillion,
           p.reasoningPerMillion ?? null,
-          profile.source,
+          source,
         ],
       );
       inserted += r.rowCount ?? 0;

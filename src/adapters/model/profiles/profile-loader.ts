@@ -3,8 +3,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, YAMLError } from 'yaml';
 import { ConfigurationError } from '../../../domain/errors';
-import { findProfileModel, type ProviderProfile, type ProviderRegistry } from '../../../domain/model/provider-profile';
-import { parsePolicies, parseProfile } from './profile-parser';
+import {
+  EMPTY_PRICING_SNAPSHOT,
+  findProfileModel,
+  modelBilling,
+  type PricingSnapshot,
+  type ProviderProfile,
+  type ProviderRegistry,
+} from '../../../domain/model/provider-profile';
+import { parsePolicies, parsePricingSnapshot, parseProfile } from './profile-parser';
 
 /**
  * Loads the provider registry from a directory of versioned YAML (normally `config/providers/`):
@@ -14,6 +21,8 @@ import { parsePolicies, parseProfile } from './profile-parser';
  */
 
 export const REGISTRY_FILE = 'registry.yaml';
+/** The documented pricing snapshot (plan §6.5): prices for profile models that list none. */
+export const PRICING_SNAPSHOT_FILE = 'pricing-snapshot.yaml';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -24,18 +33,21 @@ export function loadProviderRegistry(dir: string, env: Env = process.env): Provi
       .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
       .sort();
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'ENOENT') return { version: 'none', profiles: [], policies: {} };
+    if ((error as { code?: unknown }).code === 'ENOENT')
+      return { version: 'none', profiles: [], policies: {}, pricingSnapshot: EMPTY_PRICING_SNAPSHOT };
     throw error;
   }
   const hash = createHash('sha256');
   const profiles: ProviderProfile[] = [];
   let policies: ReturnType<typeof parsePolicies> = { version: 1, policies: {} };
+  let pricingSnapshot: PricingSnapshot = EMPTY_PRICING_SNAPSHOT;
   for (const f of files) {
     const file = join(dir, f);
     const text = readFileSync(file, 'utf8');
     hash.update(f).update('\u0000').update(text).update('\u0000');
     const doc = parseYaml(text, file);
     if (f === REGISTRY_FILE) policies = parsePolicies(doc, file, env);
+    else if (f === PRICING_SNAPSHOT_FILE) pricingSnapshot = parsePricingSnapshot(doc, file, env);
     else profiles.push(parseProfile(doc, file, env));
   }
   const byName = new Map<string, ProviderProfile>();
@@ -47,6 +59,17 @@ export function loadProviderRegistry(dir: string, env: Env = process.env): Provi
         { profile: p.name },
       );
     byName.set(p.name, p);
+  }
+  // Every model must be priced by something (plan §6.5): its own prices, the snapshot, or its override.
+  for (const p of profiles) {
+    p.models.forEach((m, i) => {
+      if (!modelBilling(p, m, pricingSnapshot)) {
+        throw new ConfigurationError(
+          `provider profile ${p.source}: models[${i}].prices is required: model "${m.id}" has no prices, no entry "${p.name}/${m.id}" in ${join(dir, PRICING_SNAPSHOT_FILE)} and no price_override (write "0" prices for a free local model)`,
+          { file: p.source, field: `models[${i}].prices` },
+        );
+      }
+    });
   }
   for (const [name, target] of Object.entries(policies.policies)) {
     const profile = byName.get(target.profile);
@@ -63,7 +86,12 @@ export function loadProviderRegistry(dir: string, env: Env = process.env): Provi
       );
     }
   }
-  return { version: `r${policies.version}-${hash.digest('hex').slice(0, 12)}`, profiles, policies: policies.policies };
+  return {
+    version: `r${policies.version}-${hash.digest('hex').slice(0, 12)}`,
+    profiles,
+    policies: policies.policies,
+    pricingSnapshot,
+  };
 }
 
 export function modelNames(profile: ProviderProfile): string {

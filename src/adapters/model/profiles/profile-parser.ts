@@ -4,6 +4,7 @@ import {
   API_MODES,
   type ApiMode,
   type ModelPolicyTarget,
+  type PricingSnapshot,
   type ProfileModel,
   type ProviderProfile,
 } from '../../../domain/model/provider-profile';
@@ -36,6 +37,7 @@ const MODEL_KEYS = [
   'max_output_tokens',
   'capabilities',
   'prices',
+  'price_override',
   'reasoning',
   'thinking',
   'tool_call_format',
@@ -64,9 +66,10 @@ class Ctx {
   constructor(
     readonly file: string,
     readonly env: Env,
+    readonly what = 'provider profile',
   ) {}
   fail(field: string, problem: string): never {
-    throw new ConfigurationError(`provider profile ${this.file}: ${field} ${problem}`, { file: this.file, field });
+    throw new ConfigurationError(`${this.what} ${this.file}: ${field} ${problem}`, { file: this.file, field });
   }
   object(value: unknown, field: string, allowed: readonly string[]): Doc {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) this.fail(field, 'must be a mapping');
@@ -185,7 +188,13 @@ function parseModel(c: Ctx, value: unknown, path: string, apiMode: ApiMode): Pro
       doc.max_output_tokens === undefined || doc.max_output_tokens === null
         ? null
         : c.int(doc.max_output_tokens, `${path}.max_output_tokens`, 1),
-    prices: parsePrices(c, doc.prices, `${path}.prices`),
+    // Optional: a model without prices is priced by the pricing snapshot or its price_override
+    // (plan §6.5); the loader refuses one that none of the three prices.
+    prices: doc.prices === undefined || doc.prices === null ? null : parsePrices(c, doc.prices, `${path}.prices`),
+    priceOverride:
+      doc.price_override === undefined || doc.price_override === null
+        ? null
+        : parsePrices(c, doc.price_override, `${path}.price_override`),
     reasoningEffort: reasoning.effort === undefined ? null : c.string(reasoning.effort, `${path}.reasoning.effort`),
     reasoningSummary: reasoning.summary === undefined ? null : c.string(reasoning.summary, `${path}.reasoning.summary`),
     thinkingBudgetTokens:
@@ -250,4 +259,30 @@ export function parsePolicies(
     };
   }
   return { version: doc.version === undefined ? 1 : c.int(doc.version, 'version', 1), policies };
+}
+
+const SNAPSHOT_KEYS = ['version', 'as_of', 'reference', 'prices'];
+const SNAPSHOT_ENTRY = /^[a-z0-9][a-z0-9_-]*\/\S+$/;
+
+/**
+ * Parses the pricing snapshot (`pricing-snapshot.yaml`): `version`, `as_of` (the date the prices
+ * were copied), `reference` (where from) and `prices`, a mapping of `<provider>/<model id>` to a
+ * price table in the profile format. Every malformed entry is refused naming the file and field.
+ */
+export function parsePricingSnapshot(document: unknown, file: string, env: Env): PricingSnapshot {
+  const c: Ctx = new Ctx(file, env, 'pricing snapshot');
+  const doc = c.object(document ?? {}, 'the document', SNAPSHOT_KEYS);
+  const version = c.int(doc.version, 'version', 1);
+  if (doc.as_of !== undefined) c.string(doc.as_of, 'as_of');
+  if (doc.reference !== undefined) c.string(doc.reference, 'reference');
+  const given = doc.prices ?? {};
+  if (typeof given !== 'object' || given === null || Array.isArray(given))
+    c.fail('prices', 'must be a mapping of "<provider>/<model id>" to { uncached_input, cached_input, output, ... }');
+  const prices: Record<string, PriceTable> = {};
+  for (const [key, table] of Object.entries(given as Doc)) {
+    if (!SNAPSHOT_ENTRY.test(key))
+      c.fail(`prices.${key}`, 'must be keyed "<provider>/<model id>", e.g. openai/gpt-5-mini');
+    prices[key] = parsePrices(c, table, `prices.${key}`);
+  }
+  return { version: String(version), source: file, prices };
 }

@@ -20,6 +20,7 @@ export function testModel(id: string, overrides: Partial<ProfileModel> = {}): Pr
       cacheWritePerMillion: '0',
       outputPerMillion: '2.00',
     },
+    priceOverride: null,
     reasoningEffort: null,
     reasoningSummary: null,
     thinkingBudgetTokens: null,
