@@ -11,6 +11,7 @@ import { bodyParsing, jsonParserOptions } from '../api/body-parsing';
 import { TenantRateLimiter } from '../api/limits/rate-limiter';
 import { requestIdMiddleware } from '../api/request-context';
 import { apiValidationPipe } from '../api/validation';
+import { dashboardMiddleware } from '../dashboard/serve';
 import { AppModule } from './app.module';
 import type { Platform } from './platform';
 
@@ -42,6 +43,9 @@ export async function createHttpApp(platform: Platform): Promise<INestApplicatio
   // Order matters: request id first (every response carries it), then the media type check, the
   // size-limited JSON parser and the translation of its errors into the envelope.
   app.use(requestIdMiddleware);
+  // The web dashboard (`/`, `/console`, `/sessions/{id}`, `/runs/{id}`, `/assets/*`): static, no auth —
+  // the page itself calls /v1 with the user's credentials.
+  app.use(dashboardMiddleware());
   const body = bodyParsing(s.apiBodyLimitBytes, log);
   app.use(body.before);
   app.useBodyParser('json', jsonParserOptions(s.apiBodyLimitBytes));

@@ -1,0 +1,161 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, type Page, type Run, type Session } from './api';
+import { dateTime } from './format';
+import { Link, navigate, reportAuth } from './nav';
+
+const PAGE = 20;
+
+export function StatusBadge(props: { status: string | null | undefined }) {
+  const s = props.status ?? 'no runs';
+  return <span class={`badge s-${s.replace(/[^a-z_]/g, '')}`}>{s.replaceAll('_', ' ')}</span>;
+}
+
+export function ErrorText(props: { error: unknown }) {
+  if (!props.error) return null;
+  const msg = props.error instanceof Error ? props.error.message : String(props.error);
+  return (
+    <p class="error" role="alert">
+      {msg}
+    </p>
+  );
+}
+
+/** Sessions, newest activity first (keyset-paged), each with the status of its latest run. */
+export function SessionsPage() {
+  const [items, setItems] = useState<Session[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [loaded, setLoaded] = useState(false);
+  const [runStatus, setRunStatus] = useState<Record<string, string>>({});
+  const [error, setError] = useState<unknown>(null);
+  const [title, setTitle] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const [rowError, setRowError] = useState<Record<string, string>>({});
+
+  const load = async (after: string | null) => {
+    try {
+      const q = new URLSearchParams({ limit: String(PAGE) });
+      if (after) q.set('cursor', after);
+      const page = await api<Page<Session>>('GET', `/v1/sessions?${q}`);
+      setItems((prev) => (after ? [...prev, ...page.items] : page.items));
+      setCursor(page.next_cursor);
+      setLoaded(true);
+      setError(null);
+      const runs = await Promise.all(
+        page.items
+          .filter((s) => s.last_run_id)
+          .map((s) =>
+            api<Run>('GET', `/v1/runs/${s.last_run_id}`).then(
+              (r) => [s.id, r.status] as const,
+              () => [s.id, 'unknown'] as const,
+            ),
+          ),
+      );
+      setRunStatus((prev) => ({ ...prev, ...Object.fromEntries(runs) }));
+    } catch (e) {
+      reportAuth(e);
+      setError(e);
+    }
+  };
+  useEffect(() => {
+    void load(null);
+  }, []);
+
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    try {
+      const s = await api<{ id: string }>('POST', '/v1/sessions', title.trim() ? { title: title.trim() } : {});
+      navigate(`/sessions/${s.id}`);
+    } catch (err) {
+      reportAuth(err);
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const remove = async (id: string) => {
+    try {
+      await api('DELETE', `/v1/sessions/${id}`);
+      setItems((prev) => prev.filter((s) => s.id !== id));
+      setConfirming(null);
+    } catch (err) {
+      reportAuth(err);
+      const detail =
+        err instanceof ApiError && err.code === 'invalid_state_transition'
+          ? `Not deleted: ${err.message}${err.details.run_id ? ` (run ${String(err.details.run_id).slice(0, 8)} is still active)` : ''}`
+          : `Not deleted: ${err instanceof Error ? err.message : String(err)}`;
+      setRowError((prev) => ({ ...prev, [id]: detail }));
+      setConfirming(null);
+    }
+  };
+
+  return (
+    <section aria-labelledby="sessions-h">
+      <h1 id="sessions-h">Sessions</h1>
+      <form class="row" onSubmit={create}>
+        <label class="grow">
+          <span class="sr-only">Title (optional)</span>
+          <input
+            name="title"
+            placeholder="Title (optional)"
+            maxLength={500}
+            value={title}
+            onInput={(e) => setTitle(e.currentTarget.value)}
+          />
+        </label>
+        <button type="submit" disabled={busy}>
+          New session
+        </button>
+      </form>
+      <ErrorText error={error} />
+      {loaded && items.length === 0 ? <p class="muted">No sessions yet. Create one to start a conversation.</p> : null}
+      <ul class="sessions" aria-label="sessions">
+        {items.map((s) => (
+          <li key={s.id} class="session-row" data-session={s.id}>
+            <div class="grow">
+              <Link href={`/sessions/${s.id}`} class="title">
+                {s.title || `Session ${s.id.slice(0, 8)}`}
+              </Link>
+              <div class="meta">
+                <StatusBadge status={s.last_run_id ? (runStatus[s.id] ?? '…') : null} /> {s.agent_id} v{s.agent_version}{' '}
+                · updated {dateTime(s.updated_at)}
+              </div>
+              {rowError[s.id] ? (
+                <p class="error" role="alert">
+                  {rowError[s.id]}
+                </p>
+              ) : null}
+            </div>
+            {confirming === s.id ? (
+              <span class="confirm" role="group" aria-label="confirm deletion">
+                Delete this session?{' '}
+                <button type="button" class="danger" onClick={() => void remove(s.id)} autoFocus>
+                  Yes, delete
+                </button>{' '}
+                <button type="button" onClick={() => setConfirming(null)}>
+                  Keep
+                </button>
+              </span>
+            ) : (
+              <button
+                type="button"
+                class="quiet"
+                aria-label={`Delete session ${s.title || s.id.slice(0, 8)}`}
+                onClick={() => (setConfirming(s.id), setRowError((p) => ({ ...p, [s.id]: '' })))}
+              >
+                Delete
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      {cursor ? (
+        <button type="button" onClick={() => void load(cursor)}>
+          Load more
+        </button>
+      ) : null}
+    </section>
+  );
+}
