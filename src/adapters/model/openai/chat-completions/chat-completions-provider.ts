@@ -1,10 +1,8 @@
 import type OpenAI from 'openai';
-import type { ModelAttempt, ModelEvent, ModelRequest, ResolvedModel } from '../../../../domain/model/model-events';
-import { findProfileModel, type ProviderProfile } from '../../../../domain/model/provider-profile';
+import type { ProviderProfile } from '../../../../domain/model/provider-profile';
 import type { ModelProvider } from '../../../../ports/model-provider';
-import { failed, failureFromSdkError } from '../../shared/failures';
-import { guardedStream } from '../../shared/guarded-stream';
-import { ToolNameCodec } from '../../shared/tool-names';
+import { failureFromSdkError } from '../../shared/failures';
+import { createProfileProvider } from '../../shared/profile-provider';
 import { createOpenAIClient, openAIErrorInfo } from '../client';
 import { ChatEventMapper } from './events';
 import { chatRequest } from './request';
@@ -23,40 +21,21 @@ export function createChatCompletionsProvider(
   client: OpenAI = createOpenAIClient(profile, apiKey ?? NO_KEY),
 ): ModelProvider {
   const name = profile.name;
-  return {
-    name,
-    stream(request: ModelRequest, resolved: ResolvedModel, attempt: ModelAttempt): AsyncIterable<ModelEvent> {
-      const model = findProfileModel(profile, resolved.model);
-      if (!model)
-        return single(
-          failed('permanent', `${name}: profile ${profile.source} has no model "${resolved.model}"`, {
-            providerCode: 'unknown_model',
-          }),
-        );
-      return guardedStream(
+  return createProfileProvider({
+    profile,
+    async *streamAttempt(model, request, names, attempt, signal) {
+      const mapper = new ChatEventMapper(
         name,
-        attempt,
-        async function* (signal) {
-          const names = new ToolNameCodec(request.tools);
-          const mapper = new ChatEventMapper(
-            name,
-            names,
-            attempt.attemptId,
-            !profile.stripReasoning,
-            model.toolCallFormat === 'xml',
-          );
-          const stream = await client.chat.completions.create(chatRequest(profile, model, request, names), { signal });
-          for await (const chunk of stream) yield* mapper.map(chunk);
-          if (signal.aborted) return;
-          yield* mapper.end();
-        },
-        (error) => failureFromSdkError(name, openAIErrorInfo(error), [apiKey]),
+        names,
+        attempt.attemptId,
+        !profile.stripReasoning,
+        model.toolCallFormat === 'xml',
       );
+      const stream = await client.chat.completions.create(chatRequest(profile, model, request, names), { signal });
+      for await (const chunk of stream) yield* mapper.map(chunk);
+      if (signal.aborted) return;
+      yield* mapper.end();
     },
-    close: () => Promise.resolve(),
-  };
-}
-
-async function* single(event: ModelEvent): AsyncGenerator<ModelEvent> {
-  yield event;
+    mapError: (error) => failureFromSdkError(name, openAIErrorInfo(error), [apiKey]),
+  });
 }
