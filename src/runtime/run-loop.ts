@@ -1,7 +1,7 @@
-import type { AgentSpec } from '../domain/agent';
+import { enabledToolNames, type AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
 import { LeaseFencedError, ModelPermanentError } from '../domain/errors';
-import type { NewEvent } from '../domain/events/payloads';
+import type { StoredEvent, NewEvent } from '../domain/events/payloads';
 import { assembleTurn } from '../domain/model/assembler';
 import type { ModelAttempt, ModelTurn } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
@@ -200,7 +200,13 @@ export class RunLoop {
         errorCode: 'configuration_error',
       };
     }
-    const toolSpecs = deps.registry.definitionsFor(agent.enabledTools, principal.scopes);
+    const toolSpecs = deps.registry.definitionsFor(
+      enabledToolNames(
+        agent,
+        deps.registry.list().map((t) => t.spec.name),
+      ),
+      principal.scopes,
+    );
 
     // Resume point: the latest checkpoint when it is for the current step; otherwise the log decides.
     const cp = await deps.checkpoints.latest(claim.runId);
@@ -213,6 +219,7 @@ export class RunLoop {
       step -= 1; // the model call of `step` has no checkpoint: do it again (same step number)
     }
     const firstSequence = await this.firstSequenceOfRun(claim, principal);
+    const sessionEvents: StoredEvent[] = [];
 
     for (;;) {
       if (pending) {
@@ -260,7 +267,9 @@ export class RunLoop {
             errorCode: 'budget_exceeded',
           };
         }
-        const sessionEvents = await deps.store.listAfter(claim.sessionId, 0, principal, 1_000_000);
+        // The session log only grows: read just what was appended since the last model call.
+        const lastSeen = sessionEvents.length > 0 ? sessionEvents[sessionEvents.length - 1].sequence : 0;
+        sessionEvents.push(...(await deps.store.listAfter(claim.sessionId, lastSeen, principal, 1_000_000)));
         const attemptId = deps.ids.uuid();
         const request = buildModelRequest({
           agent: { ...agent, modelPolicy: run.modelPolicy },
