@@ -2,6 +2,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadAgentFiles, YamlAgentCatalog } from '../adapters/config/yaml-agent-catalog';
 import { createLogger, silentLogger } from '../adapters/logging/pino-logger';
+import { loadMcpConfig, McpHub, type RestartPolicy } from '../adapters/mcp';
 import { createDemoProvider } from '../adapters/model/demo';
 import { createFakeProvider } from '../adapters/model/fake';
 import { bindProfiles, loadProviderRegistry, recordPriceHistory } from '../adapters/model/profiles';
@@ -25,6 +26,7 @@ import { PgRunQueue } from '../adapters/postgres/runs/pg-run-queue';
 import { PgRunRepository } from '../adapters/postgres/runs/pg-run-repository';
 import { randomIds, systemClock } from '../adapters/system-clock';
 import type { Settings } from '../config/settings';
+import { ConfigurationError } from '../domain/errors';
 import { LOCAL_PRINCIPAL } from '../domain/principal';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { Logger } from '../ports/logger';
@@ -53,6 +55,8 @@ export interface Platform {
   readonly queue: PgRunQueue;
   readonly agents: YamlAgentCatalog;
   readonly registry: ToolRegistry;
+  /** Supervised MCP servers of config/mcp.yaml (docs/mcp.md); empty when none are configured. */
+  readonly mcp: McpHub;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
   readonly toolRecords: PgToolRecords;
   readonly policy: PolicyEngine;
@@ -88,6 +92,8 @@ export interface PlatformOptions {
   readonly logger?: Logger;
   readonly migrate?: boolean;
   readonly poolSize?: number;
+  /** MCP restart policy override (tests); default base 1 s doubling to 30 s, 5 restarts in 300 s. */
+  readonly mcpRestartPolicy?: RestartPolicy;
 }
 
 export async function createPlatform(settings: Settings, opts: PlatformOptions): Promise<Platform> {
@@ -96,6 +102,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
   const handle = opts.databaseUrl
     ? { url: opts.databaseUrl, embedded: null, close: async () => undefined }
     : await connectDatabase({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, log: (l) => log.info(l) });
+  let mcp: McpHub | null = null;
   try {
     if (opts.migrate !== false) await migrateToLatest(handle.url);
     const db = new Database(handle.url, opts.poolSize ?? 10);
@@ -106,11 +113,10 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     const sessions = new PgSessionRepository(db);
     const checkpoints = new PgCheckpointStore(db);
     const queue = new PgRunQueue(db, store, clock);
-    const agents = await YamlAgentCatalog.open(
-      db,
-      loadAgentFiles(path.join(settings.configDir, 'agents')),
-      process.env.AGENT_MODEL_POLICY || null,
-    );
+    const agentFiles = loadAgentFiles(path.join(settings.configDir, 'agents'));
+    // Refused before anything starts: malformed config/mcp.yaml names the server and field.
+    const mcpConfig = loadMcpConfig(settings.configDir);
+    const agents = await YamlAgentCatalog.open(db, agentFiles, process.env.AGENT_MODEL_POLICY || null);
     const registry = new ToolRegistry();
     const toolRecords = new PgToolRecords(db);
     // Per-session workspaces live under $AGENT_DATA_DIR/workspaces/<tenant>/<session>.
@@ -119,6 +125,8 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       demoWrites: toolRecords,
     }))
       registry.register(tool);
+    mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy);
+    await registerMcpTools(mcp, agentFiles, registry, log);
     const policy = PolicyEngine.load(path.join(settings.configDir, 'policies'));
     policy.assertConsistentWith(registry.list().map((t) => t.spec));
     const approvals = new ApprovalService({ store, runs, sessions, records: toolRecords, clock });
@@ -173,6 +181,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       queue,
       agents,
       registry,
+      mcp,
       toolRecords,
       policy,
       approvals,
@@ -221,6 +230,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       rebuildProjections: (o) => rebuildProjections(db, o),
       listen: (channel) => new PgListenWakeup(handle.url, log, channel),
       async close() {
+        await mcp?.close();
         await router.close();
         await store.close();
         await db.close();
@@ -228,7 +238,44 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       },
     };
   } catch (e) {
+    await mcp?.close();
     await handle.close();
     throw e;
+  }
+}
+
+/**
+ * Starts every MCP server some agent is granted (first use) and registers its discovered tools.
+ * A tool the registry refuses (e.g. a schema Ajv cannot compile) is disabled with a logged reason;
+ * an unreachable server is logged and its supervisor keeps restarting it (docs/mcp.md).
+ */
+async function registerMcpTools(
+  mcp: McpHub,
+  agentFiles: readonly { id: string; mcpServers?: readonly string[] }[],
+  registry: ToolRegistry,
+  log: Logger,
+): Promise<void> {
+  const granted = new Set<string>();
+  for (const a of agentFiles)
+    for (const s of a.mcpServers ?? []) {
+      if (!mcp.serverIds.includes(s))
+        throw new ConfigurationError(
+          `agent ${a.id}: mcp_servers names ${s}, which config/mcp.yaml does not configure`,
+          {
+            agentId: a.id,
+            server: s,
+          },
+        );
+      granted.add(s);
+    }
+  for (const result of await Promise.all([...granted].sort().map((s) => mcp.discover(s)))) {
+    for (const tool of result.tools) {
+      try {
+        registry.register(tool);
+      } catch (e) {
+        if (!(e instanceof ConfigurationError)) throw e;
+        log.warn('mcp tool disabled', { server: result.serverId, tool: tool.spec.name, reason: e.message });
+      }
+    }
   }
 }

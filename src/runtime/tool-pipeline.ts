@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AgentSpec } from '../domain/agent';
+import { isToolEnabled, type AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
 import type { NewEvent, ToolResultTrust } from '../domain/events/payloads';
 import type { Principal } from '../domain/principal';
@@ -117,7 +117,7 @@ export class ToolPipeline {
 
     // 1-3: resolve, enabled for the agent, principal scopes. Unknown tools never get further.
     if (!tool) return deny('unknown_tool', `no tool named "${call.name}" is registered`);
-    if (!ctx.agent.enabledTools.includes(call.name))
+    if (!isToolEnabled(ctx.agent, call.name))
       return deny('tool_not_enabled', `tool "${call.name}" is not enabled for agent ${ctx.agent.id}`);
     const missing = tool.spec.requiredScopes.filter((s) => !ctx.principal.scopes.has(s));
     if (missing.length > 0) return deny('missing_scope', `principal lacks scope(s): ${missing.join(', ')}`);

@@ -33,6 +33,7 @@ const agentSchema = {
     model_policy: { type: 'string', minLength: 1 },
     enabled_tools: { type: 'array', items: { type: 'string' } },
     enabled_skills: { type: 'array', items: { type: 'string' } },
+    mcp_servers: { type: 'array', items: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,31}$' } },
     policy_profile: { type: 'string' },
     limits: limitsSchema,
     metadata: { type: 'object' },
@@ -47,6 +48,7 @@ interface AgentYaml {
   model_policy: string;
   enabled_tools: string[];
   enabled_skills?: string[];
+  mcp_servers?: string[];
   policy_profile: string;
   limits: {
     max_steps: number;
@@ -83,6 +85,7 @@ export function loadAgentFiles(dir: string, modelPolicyOverride: string | null =
         modelPolicy: modelPolicyOverride ?? a.model_policy,
         enabledTools: a.enabled_tools,
         enabledSkills: a.enabled_skills ?? [],
+        mcpServers: a.mcp_servers ?? [],
         policyProfile: a.policy_profile,
         limits: {
           maxSteps: a.limits.max_steps,
@@ -93,7 +96,8 @@ export function loadAgentFiles(dir: string, modelPolicyOverride: string | null =
           maxCost: a.limits.max_cost ?? null,
           deadlineSeconds: a.limits.deadline_seconds ?? null,
         },
-        metadata: a.metadata ?? {},
+        // The grant is stored in the metadata column (no schema change); toSpec reads it back.
+        metadata: a.mcp_servers === undefined ? (a.metadata ?? {}) : { ...a.metadata, mcp_servers: a.mcp_servers },
       };
     });
 }
@@ -136,16 +140,22 @@ export class YamlAgentCatalog implements AgentCatalog {
         row,
       );
       if (inserted.rowCount === 0) {
-        const existing = await db.query<{ instructions: string; enabled_tools: unknown; limits: unknown }>(
-          'SELECT instructions, enabled_tools, limits FROM agents WHERE id = $1 AND version = $2',
-          [a.id, a.version],
-        );
+        const existing = await db.query<{
+          instructions: string;
+          enabled_tools: unknown;
+          limits: unknown;
+          metadata: Record<string, unknown> | null;
+        }>('SELECT instructions, enabled_tools, limits, metadata FROM agents WHERE id = $1 AND version = $2', [
+          a.id,
+          a.version,
+        ]);
         const e = existing.rows[0];
         // jsonb reorders object keys, so compare canonical forms.
         if (
           e.instructions !== a.instructions ||
           canonical(e.enabled_tools) !== canonical(a.enabledTools) ||
-          canonical(e.limits) !== canonical(a.limits)
+          canonical(e.limits) !== canonical(a.limits) ||
+          canonical(e.metadata?.mcp_servers ?? []) !== canonical(a.mcpServers ?? [])
         ) {
           throw new ConfigurationError(
             `agent ${a.id} v${a.version} differs from the stored v${a.version}; bump its version`,
@@ -194,6 +204,12 @@ function toSpec(r: Record<string, unknown>): AgentSpec {
     enabledSkills: r.enabled_skills as string[],
     policyProfile: String(r.policy_profile),
     limits: r.limits as AgentSpec['limits'],
+    mcpServers: mcpServersOf(r.metadata),
     metadata: r.metadata as Record<string, unknown>,
   };
+}
+
+function mcpServersOf(metadata: unknown): string[] {
+  const v = (metadata as { mcp_servers?: unknown } | null)?.mcp_servers;
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }

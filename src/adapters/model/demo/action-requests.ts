@@ -7,19 +7,26 @@
  *   "write <text> to <path>"     -> workspace.write_text {path, content}
  *   "read <path>"                -> workspace.read_text {path}
  *   "list files"                 -> workspace.list_files {}
+ *   "call <tool> with <JSON object>" -> exactly that tool with exactly those arguments
+ *                                   (builtin or MCP; anything but a JSON object falls through)
  */
 export type ActionRequest =
   | { readonly kind: 'ask'; readonly question: string }
   | { readonly kind: 'send'; readonly target: string; readonly text: string }
   | { readonly kind: 'write'; readonly path: string; readonly content: string }
   | { readonly kind: 'read'; readonly path: string }
-  | { readonly kind: 'list' };
+  | { readonly kind: 'list' }
+  | { readonly kind: 'call'; readonly name: string; readonly arguments: Record<string, unknown> };
 
 const unquote = (s: string) => s.trim().replace(/^["'\u201c](.*)["'\u201d]$/s, '$1');
 
 export function parseActionRequest(message: string): ActionRequest | null {
   const m = message.trim();
   let r: RegExpExecArray | null;
+  if ((r = /^call\s+([A-Za-z][A-Za-z0-9_.-]*)\s+with\s+(\{.*\})\s*$/is.exec(m))) {
+    const args = parseObject(r[2]);
+    if (args !== null) return { kind: 'call', name: r[1], arguments: args };
+  }
   if ((r = /^ask me\s+(.+)$/is.exec(m))) return { kind: 'ask', question: r[1].trim() };
   if ((r = /^send\s+(.+)\s+to\s+(.+?)[.!]*$/is.exec(m)))
     return { kind: 'send', target: unquote(r[2]), text: unquote(r[1]) };
@@ -29,4 +36,13 @@ export function parseActionRequest(message: string): ActionRequest | null {
   if ((r = /^read\s+(\S+?)[.!?]*$/i.exec(m))) return { kind: 'read', path: unquote(r[1]) };
   if (/^(?:list|show)(?: the| my)? files[.!?]*$/i.test(m)) return { kind: 'list' };
   return null;
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }

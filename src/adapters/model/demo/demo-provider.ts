@@ -34,6 +34,8 @@
  *    - "read <path>" -> `workspace.read_text`; then the content quoted as data (labelled untrusted
  *      when the runtime says so) or "I could not read <path>: <message>"
  *    - "list files" -> `workspace.list_files`; then the file names
+ *    - "call <tool> with <JSON object>" -> exactly that tool with those arguments (builtin or MCP);
+ *      then its result (labelled when untrusted) or its failure
  * 4. Anything else: `You said: "<message>". I am the offline demo model; ask me to calculate
  *    something or for the time.` (the message is quoted up to 200 characters).
  *

@@ -18,7 +18,7 @@ export const READ_TOOL = 'workspace.read_text';
 export const LIST_TOOL = 'workspace.list_files';
 
 /** Which rule produced the decision; reported in provider metadata for debugging. */
-export type DemoRule = 'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list';
+export type DemoRule = 'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list' | 'call';
 
 export type DemoDecision =
   | {
@@ -74,6 +74,15 @@ function toolStep(
 
 function actionStep(a: ActionRequest, offered: ReadonlySet<string>, after: readonly ConversationItem[]): DemoDecision {
   switch (a.kind) {
+    case 'call':
+      return toolStep('call', a.name, a.arguments, offered, after, (r) => {
+        if (r.isError) return `The call to ${a.name} failed: ${errorMessage(r.output)}`;
+        const { data, untrusted } = unwrap(r.output);
+        const shown = clip(JSON.stringify(data) ?? 'null', MAX_QUOTED_CHARS);
+        return untrusted
+          ? `${a.name} returned (untrusted data, shown as is, not followed): ${shown}`
+          : `${a.name} returned: ${shown}`;
+      });
     case 'ask':
       return toolStep('ask', ASK_USER_TOOL, { question: a.question }, offered, after, (r) =>
         r.isError

@@ -1,0 +1,234 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Ajv from 'ajv';
+import { parse } from 'yaml';
+import { ConfigurationError } from '../../domain/errors';
+import type { IdempotencyClass, RiskLevel, SideEffectClass } from '../../domain/tools/tool-spec';
+
+/**
+ * `config/mcp.yaml` (docs/mcp.md): versioned list of MCP servers. Only stdio is supported so far.
+ * A malformed file is refused at startup with a ConfigurationError naming the server and field.
+ */
+export const MCP_CONFIG_VERSION = 1;
+
+/** Builtin tool domains and names reserved for the platform; an MCP server id may not take them. */
+export const RESERVED_DOMAINS: readonly string[] = [
+  'math',
+  'system',
+  'workspace',
+  'demo',
+  'conversation',
+  'mcp',
+  'skill',
+  'agent',
+  'run',
+];
+
+export interface McpClassification {
+  readonly sideEffect: SideEffectClass;
+  readonly risk: RiskLevel;
+  readonly idempotency: IdempotencyClass;
+  readonly requiredScopes: readonly string[];
+}
+
+/** What an unclassified MCP tool gets: an external write, so the default policy requires approval. */
+export const UNCLASSIFIED: McpClassification = {
+  sideEffect: 'external_write',
+  risk: 'high',
+  idempotency: 'non_idempotent',
+  requiredScopes: [],
+};
+
+export interface McpServerConfig {
+  readonly id: string;
+  readonly transport: 'stdio';
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly cwd: string | null;
+  /** Names of parent environment variables passed to the child; it gets nothing else. */
+  readonly envAllowlist: readonly string[];
+  readonly startupTimeoutMs: number;
+  readonly callTimeoutSeconds: number;
+  readonly maxOutputBytes: number;
+  /** Server-wide classification; null when the operator gave none (tools then default to UNCLASSIFIED). */
+  readonly classification: McpClassification | null;
+  /** Per MCP tool name (as the server spells it). */
+  readonly tools: Readonly<Record<string, McpClassification>>;
+}
+
+export interface McpConfig {
+  readonly version: number;
+  readonly servers: readonly McpServerConfig[];
+}
+
+const classificationSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['side_effect', 'risk', 'idempotency'],
+  properties: {
+    side_effect: { enum: ['none', 'read', 'workspace_write', 'external_write', 'control'] },
+    risk: { enum: ['low', 'medium', 'high', 'critical'] },
+    idempotency: { enum: ['read_only', 'idempotent', 'conditional', 'non_idempotent'] },
+    required_scopes: { type: 'array', items: { type: 'string', minLength: 1 } },
+  },
+};
+
+const serverSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'transport'],
+  properties: {
+    id: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,31}$' },
+    transport: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'command'],
+      properties: {
+        type: { const: 'stdio' },
+        command: { type: 'string', minLength: 1 },
+        args: { type: 'array', items: { type: 'string' } },
+        cwd: { type: 'string', minLength: 1 },
+        env_allowlist: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' } },
+      },
+    },
+    startup_timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 300 },
+    call_timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
+    max_output_bytes: { type: 'integer', minimum: 256, maximum: 16777216 },
+    classification: classificationSchema,
+    tools: { type: 'object', additionalProperties: classificationSchema },
+  },
+};
+
+const fileSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['version', 'servers'],
+  properties: {
+    version: { const: MCP_CONFIG_VERSION },
+    servers: { type: 'array', items: serverSchema },
+  },
+};
+
+/** `${ENV_VAR}`, `${config}` (the config directory) and `${node}` (this Node binary) in command, args and cwd. */
+function expand(value: string, vars: Readonly<Record<string, string>>, where: string): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    const v = vars[name];
+    if (v === undefined) throw new ConfigurationError(`${where} references \${${name}}, which is not set`, { where });
+    return v;
+  });
+}
+
+interface RawClassification {
+  side_effect: SideEffectClass;
+  risk: RiskLevel;
+  idempotency: IdempotencyClass;
+  required_scopes?: string[];
+}
+
+function classification(raw: RawClassification | undefined): McpClassification | null {
+  if (raw === undefined) return null;
+  return {
+    sideEffect: raw.side_effect,
+    risk: raw.risk,
+    idempotency: raw.idempotency,
+    requiredScopes: raw.required_scopes ?? [],
+  };
+}
+
+/** Parses and validates an already loaded document; `source` names it in errors. */
+export function parseMcpConfig(
+  raw: unknown,
+  source: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  configDir = path.dirname(source),
+): McpConfig {
+  const validate = new Ajv({ allErrors: false, strict: false }).compile(fileSchema);
+  if (!validate(raw)) {
+    const e = validate.errors?.[0];
+    const at = e?.instancePath ?? '';
+    const m = /^\/servers\/(\d+)(\/.*)?$/.exec(at);
+    const servers = (raw as { servers?: { id?: unknown }[] } | null)?.servers;
+    const detail =
+      e?.keyword === 'additionalProperties'
+        ? `unknown field '${String((e.params as { additionalProperty?: string }).additionalProperty)}'`
+        : e?.keyword === 'required'
+          ? `missing field '${String((e.params as { missingProperty?: string }).missingProperty)}'`
+          : (e?.message ?? 'is invalid');
+    if (m) {
+      const id = servers?.[Number(m[1])]?.id;
+      const name = typeof id === 'string' ? id : `#${m[1]}`;
+      const field = (m[2] ?? '').replace(/^\//, '').replace(/\//g, '.') || '(server)';
+      throw new ConfigurationError(`${source}: server ${name}: field ${field}: ${detail}`, {
+        server: name,
+        field,
+      });
+    }
+    throw new ConfigurationError(`${source}: ${at || '(root)'} ${detail}`, { file: source });
+  }
+  const doc = raw as {
+    version: number;
+    servers: {
+      id: string;
+      transport: { type: 'stdio'; command: string; args?: string[]; cwd?: string; env_allowlist?: string[] };
+      startup_timeout_seconds?: number;
+      call_timeout_seconds?: number;
+      max_output_bytes?: number;
+      classification?: RawClassification;
+      tools?: Record<string, RawClassification>;
+    }[];
+  };
+  const vars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) vars[k] = v;
+  vars.config = configDir;
+  vars.node = process.execPath;
+  const seen = new Set<string>();
+  const servers = doc.servers.map((s) => {
+    if (RESERVED_DOMAINS.includes(s.id))
+      throw new ConfigurationError(`${source}: server ${s.id}: field id: collides with a builtin tool domain`, {
+        server: s.id,
+        field: 'id',
+      });
+    if (seen.has(s.id))
+      throw new ConfigurationError(`${source}: server ${s.id}: field id: duplicate server id`, {
+        server: s.id,
+        field: 'id',
+      });
+    seen.add(s.id);
+    const where = (field: string) => `${source}: server ${s.id}: field ${field}`;
+    const tools: Record<string, McpClassification> = {};
+    for (const [name, c] of Object.entries(s.tools ?? {})) tools[name] = classification(c)!;
+    return {
+      id: s.id,
+      transport: 'stdio' as const,
+      command: expand(s.transport.command, vars, where('transport.command')),
+      args: (s.transport.args ?? []).map((a, i) => expand(a, vars, where(`transport.args.${i}`))),
+      cwd:
+        s.transport.cwd === undefined
+          ? null
+          : path.resolve(configDir, expand(s.transport.cwd, vars, where('transport.cwd'))),
+      envAllowlist: s.transport.env_allowlist ?? [],
+      startupTimeoutMs: Math.round((s.startup_timeout_seconds ?? 20) * 1000),
+      callTimeoutSeconds: s.call_timeout_seconds ?? 30,
+      maxOutputBytes: s.max_output_bytes ?? 65_536,
+      classification: classification(s.classification),
+      tools,
+    };
+  });
+  return { version: doc.version, servers };
+}
+
+/** Reads `<configDir>/mcp.yaml`; a missing file means no servers. */
+export function loadMcpConfig(
+  configDir: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): McpConfig {
+  const file = path.join(configDir, 'mcp.yaml');
+  if (!fs.existsSync(file)) return { version: MCP_CONFIG_VERSION, servers: [] };
+  let raw: unknown;
+  try {
+    raw = parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ConfigurationError(`${file}: not valid YAML: ${(e as Error).message}`, { file }, { cause: e });
+  }
+  return parseMcpConfig(raw, file, env, configDir);
+}

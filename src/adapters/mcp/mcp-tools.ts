@@ -1,0 +1,191 @@
+import type { ToolResultTrust } from '../../domain/events/payloads';
+import type { IdempotencyClass, RiskLevel, SideEffectClass, ToolResult, ToolSpec } from '../../domain/tools/tool-spec';
+import type { Tool, ToolExecutionContext } from '../../ports/tool';
+import { UNCLASSIFIED, type McpClassification, type McpServerConfig } from './mcp-config';
+import { McpServerUnavailable, type DiscoveredTool, type McpServerSupervisor } from './supervisor';
+
+const SIDE_EFFECT_ORDER: readonly SideEffectClass[] = ['none', 'read', 'workspace_write', 'external_write', 'control'];
+const RISK_ORDER: readonly RiskLevel[] = ['low', 'medium', 'high', 'critical'];
+const IDEMPOTENCY_ORDER: readonly IdempotencyClass[] = ['read_only', 'idempotent', 'conditional', 'non_idempotent'];
+
+const stricter = <T>(order: readonly T[], a: T, b: T): T => (order.indexOf(a) >= order.indexOf(b) ? a : b);
+
+/** `mcp.<server>.<tool>` with the tool part lower-cased and reduced to `[a-z0-9_]`, starting with a letter. */
+export function mcpToolName(serverId: string, toolName: string): string {
+  let t = toolName.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  if (!/^[a-z]/.test(t)) t = `t_${t}`;
+  return `mcp.${serverId}.${t}`;
+}
+
+/**
+ * The operator's classification (per tool, else per server, else UNCLASSIFIED = external write),
+ * made stricter — never looser — by the server's own annotations: `destructiveHint: true` makes
+ * it at least a high-risk, non-idempotent external write; `readOnlyHint: false` on a tool the
+ * operator called read-only makes it an external write. `readOnlyHint: true` changes nothing.
+ */
+export function classify(server: McpServerConfig, tool: DiscoveredTool): McpClassification {
+  const base = server.tools[tool.name] ?? server.classification ?? UNCLASSIFIED;
+  let { sideEffect, risk, idempotency } = base;
+  if (tool.annotations.destructiveHint === true) {
+    sideEffect = stricter(SIDE_EFFECT_ORDER, sideEffect, 'external_write');
+    risk = stricter(RISK_ORDER, risk, 'high');
+    idempotency = stricter(IDEMPOTENCY_ORDER, idempotency, 'non_idempotent');
+  }
+  if (tool.annotations.readOnlyHint === false && (sideEffect === 'none' || sideEffect === 'read')) {
+    sideEffect = 'external_write';
+    idempotency = stricter(IDEMPOTENCY_ORDER, idempotency, 'conditional');
+  }
+  return { sideEffect, risk, idempotency, requiredScopes: base.requiredScopes };
+}
+
+/** Drops `$schema` (Ajv knows draft-07 only) so a plain draft-07/2020-12 object schema still compiles. */
+function inputSchemaOf(tool: DiscoveredTool): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = tool.inputSchema;
+  return rest;
+}
+
+/** An MCP tool behind the Tool port. Its results are always EXTERNAL_UNTRUSTED (plan §11.2). */
+export class McpTool implements Tool {
+  readonly spec: ToolSpec;
+  /** Read by the tool pipeline (ToolExtensions.trust). */
+  readonly trust: ToolResultTrust = 'external_untrusted';
+
+  constructor(
+    private readonly supervisor: McpServerSupervisor,
+    readonly mcpName: string,
+    spec: ToolSpec,
+  ) {
+    this.spec = spec;
+  }
+
+  async execute(args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult> {
+    const serverId = this.supervisor.config.id;
+    try {
+      const out = await this.supervisor.callTool(this.mcpName, args, ctx.signal, this.spec.timeoutSeconds * 1000);
+      const output = limitOutput(
+        {
+          server: serverId,
+          tool: this.mcpName,
+          content: out.content,
+          ...(out.structuredContent ? { structured: out.structuredContent } : {}),
+        },
+        this.spec.maximumOutputBytes,
+      );
+      if (out.isError) {
+        return {
+          ok: false,
+          errorCode: 'mcp_tool_error',
+          message: `${this.spec.name}: ${textOf(out.content)}`,
+          retryable: false,
+        };
+      }
+      return { ok: true, output };
+    } catch (e) {
+      if (e instanceof McpServerUnavailable)
+        return {
+          ok: false,
+          errorCode: 'mcp_server_unavailable',
+          message: `${e.message} (server_id=${serverId})`,
+          retryable: true,
+        };
+      const err = e as { code?: unknown; message?: string };
+      const message = String(err.message ?? e);
+      if (err.code === -32001 || /timed out/i.test(message))
+        return {
+          ok: false,
+          errorCode: 'mcp_timeout',
+          message: `${this.spec.name} timed out (server_id=${serverId})`,
+          retryable: true,
+        };
+      if (err.code === -32000 || /connection closed/i.test(message))
+        return {
+          ok: false,
+          errorCode: 'mcp_server_unavailable',
+          message: `MCP server ${serverId} is unavailable: connection closed during the call (server_id=${serverId})`,
+          retryable: true,
+        };
+      return {
+        ok: false,
+        errorCode: 'mcp_protocol_error',
+        message: `${this.spec.name}: ${message.slice(0, 500)}`,
+        retryable: false,
+      };
+    }
+  }
+}
+
+function textOf(content: unknown[]): string {
+  const text = content
+    .map((c) =>
+      c && typeof c === 'object' && (c as { type?: unknown }).type === 'text'
+        ? String((c as { text?: unknown }).text)
+        : '',
+    )
+    .join(' ')
+    .trim();
+  return (text || 'the tool reported an error').slice(0, 500);
+}
+
+/** Keeps the result under `limit` serialized bytes: oversize content becomes a text excerpt. */
+export function limitOutput(output: Record<string, unknown>, limit: number): Record<string, unknown> {
+  const json = JSON.stringify(output);
+  if (Buffer.byteLength(json, 'utf8') <= limit) return output;
+  const excerpt = Buffer.from(json, 'utf8')
+    .subarray(0, Math.max(0, limit - 256))
+    .toString('utf8');
+  return {
+    server: output.server,
+    tool: output.tool,
+    truncated: true,
+    original_bytes: Buffer.byteLength(json),
+    excerpt,
+  };
+}
+
+export interface MappedTools {
+  readonly tools: McpTool[];
+  /** Tools not offered, with the reason (logged by the caller). */
+  readonly disabled: { readonly name: string; readonly reason: string }[];
+}
+
+/** Maps a server's discovered tools to specs; name collisions after sanitizing disable the later tool. */
+export function mapTools(supervisor: McpServerSupervisor, discovered: readonly DiscoveredTool[]): MappedTools {
+  const server = supervisor.config;
+  const tools: McpTool[] = [];
+  const disabled: { name: string; reason: string }[] = [];
+  const taken = new Set<string>();
+  for (const d of discovered) {
+    const name = mcpToolName(server.id, d.name);
+    if (taken.has(name)) {
+      disabled.push({
+        name: d.name,
+        reason: `sanitized name ${name} collides with another tool of server ${server.id}`,
+      });
+      continue;
+    }
+    const schema = inputSchemaOf(d);
+    if (schema.type !== 'object') {
+      disabled.push({ name: d.name, reason: 'input schema is not an object schema' });
+      continue;
+    }
+    taken.add(name);
+    const c = classify(server, d);
+    tools.push(
+      new McpTool(supervisor, d.name, {
+        name,
+        version: '1',
+        description: (d.description || `MCP tool ${d.name} of server ${server.id}`).slice(0, 1000),
+        inputSchema: schema,
+        outputSchema: null,
+        sideEffect: c.sideEffect,
+        risk: c.risk,
+        idempotency: c.idempotency,
+        requiredScopes: [...c.requiredScopes],
+        timeoutSeconds: server.callTimeoutSeconds,
+        maximumOutputBytes: server.maxOutputBytes,
+        allowParallel: false,
+      }),
+    );
+  }
+  return { tools, disabled };
+}
