@@ -2,7 +2,6 @@ import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { PgEventFeed } from '../adapters/postgres/notify/pg-event-feed';
 import { PgApprovalQueries } from '../adapters/postgres/pg-approval-queries';
-import { PgOwnedRunRepository, PgOwnedSessionRepository } from '../adapters/postgres/pg-owner-scoped-repositories';
 import { PgSessionQueries } from '../adapters/postgres/pg-session-queries';
 import { API_SETTINGS, EVENT_FEED, STREAM_HUBS, type ApiSettings } from '../api/api-tokens';
 import { ApprovalsController } from '../api/approvals.controller';
@@ -70,8 +69,8 @@ export class AppModule {
         { provide: PLATFORM, useValue: platform },
         { provide: EVENT_STORE, useValue: platform.store },
         // A principal reads only its own tenant's and its own sessions and runs (404 otherwise).
-        { provide: RUN_REPOSITORY, useValue: new PgOwnedRunRepository(platform.db) },
-        { provide: SESSION_REPOSITORY, useValue: new PgOwnedSessionRepository(platform.db) },
+        { provide: RUN_REPOSITORY, useValue: platform.runs },
+        { provide: SESSION_REPOSITORY, useValue: platform.sessions },
         { provide: SESSION_READ_MODEL, useValue: new PgSessionQueries(platform.db) },
         { provide: APPROVAL_READ_MODEL, useValue: new PgApprovalQueries(platform.db) },
         // Tool lifecycle read models (approval resolution, reviews, run input) — issue 4.

@@ -2,15 +2,24 @@ import type { Principal } from '../../../domain/principal';
 import type { RunRecord } from '../../../domain/run/run';
 import type { RunRepository } from '../../../ports/run-store';
 import type { Database } from '../database';
+import { UUID_PATTERN } from '../keyset-cursor';
 import { toRunRecord } from './run-row';
 
 export class PgRunRepository implements RunRepository {
   constructor(private readonly db: Database) {}
 
+  /**
+   * A principal reads only its own runs in its own tenant (anything else reads as "not found");
+   * `null` is the worker, which reads any run.
+   */
   async get(runId: string, principal: Principal | null): Promise<RunRecord | null> {
-    if (!/^[0-9a-f-]{36}$/i.test(runId)) return null;
+    if (!UUID_PATTERN.test(runId)) return null;
     const res = principal
-      ? await this.db.query('SELECT * FROM runs WHERE id = $1 AND tenant_id = $2', [runId, principal.tenantId])
+      ? await this.db.query('SELECT * FROM runs WHERE id = $1 AND tenant_id = $2 AND principal_id = $3', [
+          runId,
+          principal.tenantId,
+          principal.principalId,
+        ])
       : await this.db.query('SELECT * FROM runs WHERE id = $1', [runId]);
     return res.rows[0] ? toRunRecord(res.rows[0]) : null;
   }
