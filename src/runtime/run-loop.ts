@@ -328,25 +328,19 @@ export class RunLoop {
           );
         } catch (e) {
           const latencyMs = deps.clock.nowMs() - t0;
+          const recordFailure = (errorCode: string, message: string, retryable: boolean) =>
+            this.append(claim, [
+              {
+                type: 'model.request.failed',
+                runId: claim.runId,
+                actorType: 'worker',
+                data: { modelCallId, step, attempt, errorCode, message, retryable, latencyMs },
+              },
+            ]);
           if (signal.aborted) {
             const why = stopReasonOf(signal);
             if (why !== 'fenced' && why !== 'abandon') {
-              await this.append(claim, [
-                {
-                  type: 'model.request.failed',
-                  runId: claim.runId,
-                  actorType: 'worker',
-                  data: {
-                    modelCallId,
-                    step,
-                    attempt,
-                    errorCode: 'aborted',
-                    message: `model call aborted (${why ?? 'shutdown'})`,
-                    retryable: true,
-                    latencyMs,
-                  },
-                },
-              ]);
+              await recordFailure('aborted', `model call aborted (${why ?? 'shutdown'})`, true);
             }
             return 'stopped';
           }
@@ -363,22 +357,7 @@ export class RunLoop {
             message: c.message,
             latencyMs,
           });
-          await this.append(claim, [
-            {
-              type: 'model.request.failed',
-              runId: claim.runId,
-              actorType: 'worker',
-              data: {
-                modelCallId,
-                step,
-                attempt,
-                errorCode: c.code,
-                message: c.message,
-                retryable: c.retryable,
-                latencyMs,
-              },
-            },
-          ]);
+          await recordFailure(c.code, c.message, c.retryable);
           // A provider's retry-after (429/503) is honoured; the deadline check below still bounds it.
           const retryAfter = (e as { details?: { retryAfterMs?: unknown } }).details?.retryAfterMs;
           const wait = Math.max(
