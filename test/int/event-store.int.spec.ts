@@ -207,10 +207,16 @@ describe('PgEventStore', () => {
     expect(during.events.map((e) => e.id)).not.toContain(higher.events[0].id);
     await t1.query('COMMIT');
     await t1.end();
+    // Transaction ids are cluster-wide: a transaction still open in another test database holds the
+    // safe horizon back too, so keep reading (bounded) until both events have become safe to deliver.
     const seen: number[] = [];
-    for (;;) {
+    const wanted = [lower.events[0].id, higher.events[0].id];
+    for (const end = Date.now() + 20_000; Date.now() < end && !wanted.every((id) => seen.includes(id));) {
       const page = await store.readGlobal(pos, 1000);
-      if (page.events.length === 0) break;
+      if (page.events.length === 0) {
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
       seen.push(...page.events.map((e) => e.id));
       pos = page.position;
     }
