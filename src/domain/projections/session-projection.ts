@@ -3,11 +3,14 @@ import type { Projection, Row } from './projection';
 
 const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
-/** sessions: one row per session; `next_event_sequence` is the last sequence appended. */
+/**
+ * sessions: one row per session; `next_event_sequence` is the last sequence appended; `updated_at`
+ * the last time the session's own state changed (v2; v1 moved it on every event).
+ */
 export const sessionProjection: Projection = {
   name: 'sessions',
   table: 'sessions',
-  version: 1,
+  version: 2,
   keyColumn: 'id',
   columns: [
     'id',
@@ -46,7 +49,7 @@ export const sessionProjection: Projection = {
       };
     }
     if (!row) return undefined; // events before session.created cannot exist; ignore defensively
-    const next: Row = { ...row, next_event_sequence: e.sequence, updated_at: e.createdAt };
+    const next: Row = { ...row, next_event_sequence: e.sequence };
     switch (e.type) {
       case 'session.deleted':
         next.status = 'deleted';
@@ -62,6 +65,16 @@ export const sessionProjection: Projection = {
       default:
         if (TERMINAL_RUN_EVENTS.has(e.type) && row.active_run_id === e.runId) next.active_run_id = null;
     }
+    // updated_at is the session's last *activity*: it moves only when the session's own state moves
+    // (status, message count, active or last run), not on every event of a run inside it. That keeps
+    // the indexed updated_at still for most appends, so the row update is HOT (see ADR 0014).
+    if (
+      next.status !== row.status ||
+      next.message_count !== row.message_count ||
+      next.active_run_id !== row.active_run_id ||
+      next.last_run_id !== row.last_run_id
+    )
+      next.updated_at = e.createdAt;
     return next;
   },
 };

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Clock } from '../../../ports/clock';
 import type { AppendOptions, AppendResult, EventStore, GlobalPosition } from '../../../ports/event-store';
 import type { NewEvent, StoredEvent } from '../../../domain/events/payloads';
@@ -24,17 +23,6 @@ const MAX_ATTEMPTS = 10;
 const GENERATION = '__generation';
 /** The read-model generation: when a repair last rewrote projection rows. */
 export const GENERATION_SQL = `coalesce((SELECT max(rebuilt_at)::text FROM projection_watermarks), '')`;
-
-const statementNames = new Map<string, string>();
-/** A stable prepared-statement name per statement text. */
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (!name) {
-    name = `agent_append_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
-    statementNames.set(text, name);
-  }
-  return name;
-}
 
 /** A client-supplied idempotency key collided: the caller looks up the original. */
 export class IdempotencyKeyTaken extends ConflictError {}
@@ -139,7 +127,17 @@ export class PgEventStore implements EventStore {
         notifyInStatement,
         createdAt,
       );
-      this.cache.store(sessionId, done.result.lastSequence, state, done.changed, generation, this.clock.nowMs());
+      const runIds = new Set<string>();
+      for (const d of drafts) if (d.runId !== null) runIds.add(d.runId);
+      this.cache.store(
+        sessionId,
+        done.result.lastSequence,
+        state,
+        done.changed,
+        generation,
+        this.clock.nowMs(),
+        runIds,
+      );
       return done;
     } catch (e) {
       this.cache.forget(sessionId);
@@ -214,6 +212,13 @@ export class PgEventStore implements EventStore {
     )
       ? stored.find((s) => s.type === 'run.queued' || s.type === 'run.resumed' || s.type === 'run.released')!.runId
       : null;
+    const notifyPayload = JSON.stringify({
+      s: sessionId,
+      t: options.tenantId,
+      r: runIds,
+      from: last + 1,
+      to: lastSequence,
+    });
     const statement = buildAppendStatement(sessionProjection, {
       sessionId,
       expectedSequence: creating ? null : last,
@@ -234,7 +239,7 @@ export class PgEventStore implements EventStore {
       })),
       projectionRows: new Map([...changed].map(([proj, rows]) => [proj, [...rows.values()]])),
       checkpoint: options.checkpoint ? { ...options.checkpoint, lastSequence, createdAt } : null,
-      notifyPayload: JSON.stringify({ s: sessionId, t: options.tenantId, r: runIds, from: last + 1, to: lastSequence }),
+      notifyPayload,
       readyRunId,
       notifyInStatement,
     });
@@ -242,7 +247,7 @@ export class PgEventStore implements EventStore {
     try {
       result = await q.query<{ ok: number; ids: { id: number; sequence: number }[] }>({
         // Named, so each connection plans each statement shape once (the shapes are few and fixed).
-        name: statementName(statement.text),
+        name: statement.name,
         text: statement.text,
         values: statement.values,
       });
@@ -260,7 +265,7 @@ export class PgEventStore implements EventStore {
       : [
           {
             channel: 'agent_events',
-            payload: JSON.stringify({ s: sessionId, t: options.tenantId, r: runIds, from: last + 1, to: lastSequence }),
+            payload: notifyPayload,
           },
         ];
     if (!notifyInStatement && readyRunId) notifications.push({ channel: 'run_ready', payload: readyRunId });
@@ -340,10 +345,12 @@ export class PgEventStore implements EventStore {
   }
 
   async listAfter(sessionId: string, sequence: number, principal: Principal, limit = 1000): Promise<StoredEvent[]> {
-    const res = await this.db.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE session_id = $1 AND tenant_id = $2 AND sequence > $3 ORDER BY sequence LIMIT $4`,
-      [sessionId, principal.tenantId, sequence, limit],
-    );
+    // Named: every SSE hub reads each append through it, so it is parsed and planned once per connection.
+    const res = await this.db.query<EventRow>({
+      name: 'agent_list_after',
+      text: `SELECT ${EVENT_COLUMNS} FROM events WHERE session_id = $1 AND tenant_id = $2 AND sequence > $3 ORDER BY sequence LIMIT $4`,
+      values: [sessionId, principal.tenantId, sequence, limit],
+    });
     return res.rows.map(decodeEvent);
   }
 

@@ -59,21 +59,38 @@ export class SessionStateCache {
         return undefined;
       }
     }
-    const copy: State = new Map([...entry.state].map(([p, rows]) => [p, new Map(rows)]));
-    // LRU: a hit moves the entry to the back.
+    // LRU: a hit moves the entry to the back. The state is handed out as is: the append only reads it,
+    // and `store` builds new maps, so an entry is never mutated after it was stored.
     this.entries.delete(sessionId);
     this.entries.set(sessionId, entry);
-    return { state: copy, sequence: entry.sequence, generation: entry.generation };
+    return { state: entry.state, sequence: entry.sequence, generation: entry.generation };
   }
 
-  /** Records the rows as written at `sequence` (the state read plus the rows the append changed). */
-  store(sessionId: string, sequence: number, state: State, changed: State, generation: string, nowMs: number): void {
-    const merged: State = new Map([...state].map(([p, rows]) => [p, new Map(rows)]));
-    for (const [proj, rows] of changed) {
-      if (proj.keyColumn === null) continue;
-      if (!merged.has(proj)) merged.set(proj, new Map());
-      for (const [k, r] of rows) merged.get(proj)!.set(k, r);
-    }
+  /**
+   * Records the rows as written at `sequence` (the state read plus the rows the append changed),
+   * keeping only the session row and the rows of the runs this batch touched: the next append of a
+   * session almost always continues the same run, and an entry that kept every run's rows would grow
+   * with the session's history (and so would the work of every later append). A row dropped here is
+   * simply read again if a later batch needs it.
+   */
+  store(
+    sessionId: string,
+    sequence: number,
+    state: State,
+    changed: State,
+    generation: string,
+    nowMs: number,
+    runIds: ReadonlySet<string>,
+  ): void {
+    const merged: State = new Map();
+    const keep = (proj: Projection, key: string, row: Row): void => {
+      if (proj.name !== 'sessions' && !runIds.has(String(proj.name === 'runs' ? key : row.run_id))) return;
+      let rows = merged.get(proj);
+      if (!rows) merged.set(proj, (rows = new Map<string, Row>()));
+      rows.set(key, row);
+    };
+    for (const [proj, rows] of state) if (proj.keyColumn !== null) for (const [k, r] of rows) keep(proj, k, r);
+    for (const [proj, rows] of changed) if (proj.keyColumn !== null) for (const [k, r] of rows) keep(proj, k, r);
     this.entries.delete(sessionId);
     this.entries.set(sessionId, { sequence, generation, state: merged, at: nowMs });
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);

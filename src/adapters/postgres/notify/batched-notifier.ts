@@ -46,11 +46,12 @@ export class BatchedNotifier {
       const batch = this.pending.splice(0, MAX_BATCH);
       try {
         const client = await this.connection();
-        const values = batch.flatMap((n) => [n.channel, n.payload]);
-        await client.query(
-          `SELECT ${batch.map((_, i) => `pg_notify($${2 * i + 1}, $${2 * i + 2})`).join(', ')}`,
-          values,
-        );
+        // One prepared statement for every batch size: parsed and planned once per connection.
+        await client.query({
+          name: 'agent_notify_batch',
+          text: 'SELECT count(pg_notify(c, p)) FROM unnest($1::text[], $2::text[]) AS n(c, p)',
+          values: [batch.map((n) => n.channel), batch.map((n) => n.payload)],
+        });
       } catch {
         // The connection broke: drop it and move on. Consumers poll, so a lost nudge only delays them.
         const c = this.client;
