@@ -39,6 +39,16 @@ function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** CPU time (user + system, ms) a process has used so far, from /proc; NaN where there is no /proc. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN;
+  }
+}
+
 async function postJson(
   base: string,
   p: string,
@@ -195,6 +205,8 @@ export async function runSseBench(): Promise<void> {
     // 2. Append run lifecycles event by event at a steady pace.
     console.error(`appending at ${appendsPerSecond}/s for ${seconds}s…`);
     const started = performance.now();
+    const apiCpuBefore = cpuMs(api.pid!);
+    const benchCpuBefore = process.cpuUsage();
     const deadline = started + seconds * 1000;
     const interval = 1000 / appendsPerSecond;
     let appended = 0;
@@ -215,6 +227,11 @@ export async function runSseBench(): Promise<void> {
     const expected = appended * clients;
     for (let i = 0; i < 100 && delivered < expected; i++) await new Promise((r) => setTimeout(r, 100));
     const elapsed = (performance.now() - started) / 1000;
+    // CPU per delivered frame is what the fan-out costs, whatever else the machine is doing; the wall
+    // latencies above depend on how much of the (shared) CPUs the API and the clients got.
+    const apiCpu = cpuMs(api.pid!) - apiCpuBefore;
+    const benchCpuUsage = process.cpuUsage(benchCpuBefore);
+    const benchCpu = (benchCpuUsage.user + benchCpuUsage.system) / 1000;
     clearInterval(rssTimer);
     peakRss = Math.max(peakRss, rssMb(api.pid!));
     for (const r of requests) r.destroy();
@@ -247,6 +264,16 @@ export async function runSseBench(): Promise<void> {
         ['commit-to-client latency p50', ms(pct(latencies, 50)), '<= 20 ms'],
         ['commit-to-client latency p99', ms(pct(latencies, 99)), '<= 100 ms'],
         ['commit-to-client latency max', ms(latencies[latencies.length - 1] ?? NaN), ''],
+        [
+          'API process CPU per delivered frame',
+          `${((apiCpu * 1000) / Math.max(1, delivered)).toFixed(1)} us (${((apiCpu / 1000 / elapsed) * 100).toFixed(0)}% of a CPU)`,
+          '',
+        ],
+        [
+          'bench clients + appender CPU per frame',
+          `${((benchCpu * 1000) / Math.max(1, delivered)).toFixed(1)} us (${((benchCpu / 1000 / elapsed) * 100).toFixed(0)}% of a CPU)`,
+          '',
+        ],
         ['API process peak RSS', `${peakRss.toFixed(0)} MB`, '<= 300 MB'],
         ['API LISTEN connections (SSE feed)', listens.rows[0].n, '1'],
         [

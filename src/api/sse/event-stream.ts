@@ -9,23 +9,52 @@ import type { StreamClient, StreamHubs } from './stream-hubs';
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
 /**
- * The frame of a persisted event, serialized once: the hub hands the same event objects to every
- * client of a session, so 1,000 clients cost one JSON.stringify per event, not 1,000.
+ * The frame of a persisted event, serialized and UTF-8 encoded once: the hub hands the same event
+ * objects to every client of a session, so 1,000 clients cost one JSON.stringify and one encoding per
+ * event, not 1,000, and every client's socket is given the same bytes.
  */
-const frames = new WeakMap<StoredEvent, string>();
-function frameOf(e: StoredEvent): string {
+const frames = new WeakMap<StoredEvent, Buffer>();
+function frameOf(e: StoredEvent): Buffer {
   let f = frames.get(e);
   if (f === undefined) {
-    f = `id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(presentEvent(e))}\n\n`;
+    f = Buffer.from(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(presentEvent(e))}\n\n`, 'utf8');
     frames.set(e, f);
   }
   return f;
 }
+
+/**
+ * The frames of a whole batch as one buffer, built once per batch: a client that takes every event
+ * of a live batch (a session stream that is up to date) gets one write for the batch.
+ */
+const batchFrames = new WeakMap<readonly StoredEvent[], Buffer>();
+function batchFrameOf(events: readonly StoredEvent[]): Buffer {
+  let f = batchFrames.get(events);
+  if (f === undefined) {
+    f = events.length === 1 ? frameOf(events[0]) : Buffer.concat(events.map(frameOf));
+    batchFrames.set(events, f);
+  }
+  return f;
+}
+/** A transient delta's frame (no `id:`), encoded once for every client the hub hands the notice to. */
+const transientFrames = new WeakMap<TransientNotice, Buffer>();
+function transientFrameOf(n: TransientNotice): Buffer {
+  let f = transientFrames.get(n);
+  if (f === undefined) {
+    f = Buffer.from(
+      `event: ${n.kind}\ndata: ${JSON.stringify({ type: n.kind, run_id: n.runId, text: n.text })}\n\n`,
+      'utf8',
+    );
+    transientFrames.set(n, f);
+  }
+  return f;
+}
+
 const PAGE = 500;
 
 /** The part of a Node response an SSE stream writes to. */
 export interface SseSink {
-  write(chunk: string): boolean;
+  write(chunk: string | Buffer): boolean;
   end(): void;
   readonly writableLength: number;
   readonly destroyed: boolean;
@@ -103,7 +132,11 @@ export class EventStream implements StreamClient {
       this.again = true;
       return;
     }
-    const fresh = events.filter((e) => e.sequence > this.lastSent);
+    // Keep the hub's own array when nothing is filtered out, so its batch frame is shared.
+    const fresh =
+      events.length > 0 && events[0].sequence > this.lastSent
+        ? events
+        : events.filter((e) => e.sequence > this.lastSent);
     if (fresh.length === 0) return;
     if (fresh[0].sequence !== this.lastSent + 1) return void this.readLog().catch((e: unknown) => this.fail(e));
     this.deliver(fresh);
@@ -111,7 +144,7 @@ export class EventStream implements StreamClient {
 
   transient(n: TransientNotice): void {
     if (this.ended || (this.opts.runId !== null && n.runId !== this.opts.runId)) return;
-    this.write(`event: ${n.kind}\ndata: ${JSON.stringify({ type: n.kind, run_id: n.runId, text: n.text })}\n\n`);
+    this.write(transientFrameOf(n));
   }
 
   resynchronize(): void {
@@ -139,6 +172,17 @@ export class EventStream implements StreamClient {
   }
 
   private deliver(events: readonly StoredEvent[]): void {
+    // The common live case: a session stream receiving a whole batch it has not seen yet.
+    if (this.opts.runId === null && events.length > 0 && events[0].sequence === this.lastSent + 1) {
+      let contiguous = true;
+      for (let i = 1; i < events.length && contiguous; i++)
+        contiguous = events[i].sequence === events[i - 1].sequence + 1;
+      if (contiguous) {
+        this.lastSent = events[events.length - 1].sequence;
+        this.write(batchFrameOf(events));
+        return;
+      }
+    }
     for (const e of events) {
       if (this.ended) return;
       if (e.sequence <= this.lastSent) continue;
@@ -149,7 +193,7 @@ export class EventStream implements StreamClient {
     }
   }
 
-  private write(chunk: string): void {
+  private write(chunk: string | Buffer): void {
     if (this.ended || this.sink.destroyed) return;
     this.sink.write(chunk);
     // A client that cannot keep up is cut off rather than buffered without bound; it reconnects
