@@ -2,6 +2,13 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { otlpEndpointFrom, startTracing, type TracingHandle } from '../adapters/telemetry/otel-tracing';
 import { processPromMetrics, type PromMetrics } from '../adapters/telemetry/prom-metrics';
+import { PgObservabilityQueries } from '../adapters/postgres/pg-observability-queries';
+import type { Database } from '../adapters/postgres/database';
+import {
+  OBSERVABILITY_READ_MODEL,
+  OBSERVABILITY_SETTINGS,
+  type ObservabilitySettings,
+} from '../api/observability.controller';
 import { ConfigurationError } from '../domain/errors';
 import type { Logger } from '../ports/logger';
 
@@ -113,4 +120,27 @@ export async function startWorkerMetricsServer(
     port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** The trace viewer template (OTEL_TRACE_UI_URL): an http(s) URL; `{trace_id}` is replaced by the id. */
+export function traceUiUrlFrom(env: NodeJS.ProcessEnv): string | null {
+  const raw = env.OTEL_TRACE_UI_URL?.trim();
+  if (!raw) return null;
+  if (!/^https?:\/\//i.test(raw))
+    throw new ConfigurationError(`OTEL_TRACE_UI_URL must be an http(s) URL, got "${raw}"`, {
+      name: 'OTEL_TRACE_UI_URL',
+    });
+  return raw;
+}
+
+/** The Nest providers of the API's observability routes. */
+export function observabilityProviders(db: Database, env: NodeJS.ProcessEnv) {
+  const settings: ObservabilitySettings = {
+    traceUiUrl: traceUiUrlFrom(env),
+    tracingEnabled: otlpEndpointFrom(env) !== null && env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== 'true',
+  };
+  return [
+    { provide: OBSERVABILITY_READ_MODEL, useValue: new PgObservabilityQueries(db) },
+    { provide: OBSERVABILITY_SETTINGS, useValue: settings },
+  ];
 }

@@ -38,12 +38,13 @@ async function runApi(): Promise<void> {
 async function runWorker(): Promise<void> {
   loadDotEnv();
   const settings = loadSettings();
+  const metricsPort = workerMetricsPort(process.env); // refused before anything starts when malformed
   const platform = await createPlatform(settings, { service: 'worker' });
   const worker = platform.createWorker();
   await worker.start();
   const metricsServer = await startWorkerMetricsServer(
     platform.metrics,
-    { host: settings.host, port: workerMetricsPort(process.env) },
+    { host: settings.host, port: metricsPort },
     platform.log,
   );
   process.stderr.write(
