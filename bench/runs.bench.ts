@@ -9,6 +9,7 @@ import { SubmitMessageHandler } from '../src/application/runs/submit-message';
 import { LOCAL_PRINCIPAL } from '../src/domain/principal';
 import { openBenchDatabase } from './support/bench-database';
 import { formatCount, printTable } from './support/print-table';
+import { QueryCounter, type QueryRecord } from './support/query-counter';
 
 function envNumber(name: string, fallback: number): number {
   const n = Number(process.env[name]);
@@ -43,6 +44,8 @@ export async function runRunsBench(): Promise<void> {
     const four = await throughput(platform, submit, n, 4);
     console.error('claim latency with an idle worker…');
     const claim = await claimLatency(platform, submit, 100);
+    console.error('statements per turn (deterministic)…');
+    const cost = await statementsPerTurn(platform, submit, 50);
     console.error('baseline: the same turn as raw SQL transactions…');
     const baseline = await baselineTurns(bench.url, n);
     console.error('checkpoint size: 10-step and 200-step runs…');
@@ -93,6 +96,27 @@ export async function runRunsBench(): Promise<void> {
         { header: 'max', right: true },
       ],
       [['run.queued commit -> run.claimed (ms)', claim.p50.toFixed(2), claim.p99.toFixed(2), claim.max.toFixed(2)]],
+    );
+    console.log('');
+    printTable(
+      [
+        { header: 'per calculator turn (worker side, 50 turns)' },
+        { header: 'round trips', right: true },
+        { header: 'commits', right: true },
+        { header: 'appends', right: true },
+        { header: 'autocommit reads', right: true },
+        { header: 'notifies', right: true },
+      ],
+      [
+        [
+          'worker: claim + run loop',
+          cost.roundTrips.toFixed(1),
+          cost.commits.toFixed(1),
+          cost.appends.toFixed(1),
+          cost.reads.toFixed(1),
+          cost.notifies.toFixed(1),
+        ],
+      ],
     );
     console.log('');
     printTable(
@@ -197,6 +221,53 @@ async function claimLatency(p: Platform, submit: Submit, count: number) {
   );
   const ms = rows.rows.map((r) => Number(r.ms)).sort((a, b) => a - b);
   return { p50: pct(ms, 50), p99: pct(ms, 99), max: ms[ms.length - 1] ?? NaN };
+}
+
+/** The bench's own polling, which is not the worker's cost. */
+const isBenchPoll = (r: QueryRecord) => r.text.includes('count(*) AS n FROM runs WHERE id = ANY');
+
+/**
+ * Statements the worker sends per calculator turn (claim, run loop, notifications), counted at the
+ * `pg` client: deterministic, so a change shows even when the shared machine makes timings noisy.
+ * BENCH_TRACE=1 also prints every statement of one turn with its start and duration.
+ */
+async function statementsPerTurn(p: Platform, submit: Submit, n: number) {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++)
+    ids.push((await submit('What is 17 multiplied by 23?', 'fake:calculator_then_answer')).runId);
+  const counter = new QueryCounter();
+  const worker = p.createWorker({ concurrency: 1, pollIntervalMs: 60_000, drainMs: 1000 });
+  counter.start();
+  try {
+    await worker.start();
+    await waitAllTerminal(p, ids);
+    await worker.stop();
+  } finally {
+    counter.stop();
+  }
+  const t = counter.tally((r) => !isBenchPoll(r));
+  if (process.env.BENCH_TRACE === '1') {
+    // One turn submitted to an idle worker, from the submit's statements to the run's last.
+    const w = p.createWorker({ concurrency: 1, pollIntervalMs: 60_000, drainMs: 1000 });
+    await w.start();
+    const one = new QueryCounter();
+    one.start();
+    const { runId } = await submit('What is 17 multiplied by 23?', 'fake:calculator_then_answer');
+    await waitAllTerminal(p, [runId]);
+    one.stop();
+    await w.stop();
+    for (const r of one.all.filter((x) => !isBenchPoll(x)))
+      console.error(
+        `${r.startMs.toFixed(2).padStart(10)} ${r.durationMs.toFixed(2).padStart(7)} ${r.inTransaction ? 'tx' : '  '} ${r.kind.padEnd(8)} ${r.text.replace(/\s+/g, ' ').slice(0, 110)}`,
+      );
+  }
+  return {
+    roundTrips: t.roundTrips / n,
+    commits: t.commits / n,
+    appends: t.appends / n,
+    reads: t.reads / n,
+    notifies: t.notifies / n,
+  };
 }
 
 /** The calculator turn's persistence points as direct single-statement transactions. */

@@ -22,8 +22,11 @@
 /** `packages: ANY` means any npm package (still subject to RESTRICTED_PACKAGES). */
 const ANY = '*';
 
-/** Libraries with no I/O and no framework, allowed in the core layers (runtime, context, ...). */
-const PLAIN_LIBRARIES = ['ajv', 'decimal.js', 'yaml'];
+/**
+ * Libraries with no I/O and no framework, allowed in the core layers (runtime, context, ...).
+ * `@opentelemetry/api` is the no-op-by-default tracing API; its SDK is restricted below.
+ */
+const PLAIN_LIBRARIES = ['ajv', 'decimal.js', 'yaml', '@opentelemetry/api'];
 
 const CORE = ['runtime', 'context', 'policy', 'tools'];
 
@@ -98,11 +101,25 @@ const COMPOSITION = {
   folders: ['composition'],
 };
 
-/** Packages that may be imported only under one folder, whatever the layer (composition too). */
+/** Where telemetry SDKs may be wired: adapters and the composition root (ADR 0015). */
+const TELEMETRY_SDK_HOMES = ['src/adapters/', 'src/composition/'];
+
+/**
+ * Packages that may be imported only under the listed folder(s), whatever the layer (composition
+ * too). A value is one folder prefix or a list of them.
+ */
 const RESTRICTED_PACKAGES = {
   openai: 'src/adapters/model/openai/',
   '@anthropic-ai/sdk': 'src/adapters/model/anthropic/',
   '@modelcontextprotocol/sdk': 'src/adapters/mcp/',
+  '@opentelemetry/sdk-trace-node': TELEMETRY_SDK_HOMES,
+  '@opentelemetry/sdk-trace-base': TELEMETRY_SDK_HOMES,
+  '@opentelemetry/sdk-trace': TELEMETRY_SDK_HOMES,
+  '@opentelemetry/resources': TELEMETRY_SDK_HOMES,
+  '@opentelemetry/exporter-trace-otlp-http': TELEMETRY_SDK_HOMES,
+  '@opentelemetry/context-async-hooks': TELEMETRY_SDK_HOMES,
+  '@opentelemetry/core': TELEMETRY_SDK_HOMES,
+  'prom-client': TELEMETRY_SDK_HOMES,
 };
 
 /**
@@ -241,9 +258,10 @@ function check(rootDir) {
       }
 
       const pkg = packageName(spec);
-      const onlyUnder = RESTRICTED_PACKAGES[pkg];
-      if (onlyUnder && !shown.startsWith(onlyUnder)) {
-        report(`"${pkg}" may be imported only under ${onlyUnder}`);
+      const restricted = RESTRICTED_PACKAGES[pkg];
+      const onlyUnder = restricted === undefined ? null : [].concat(restricted);
+      if (onlyUnder && !onlyUnder.some((prefix) => shown.startsWith(prefix))) {
+        report(`"${pkg}" may be imported only under ${onlyUnder.join(' or ')}`);
         continue;
       }
       if (composition || rule.packages === ANY) continue;

@@ -7,6 +7,8 @@ import { API_SETTINGS, EVENT_FEED, STREAM_HUBS, type ApiSettings } from '../api/
 import { ApprovalsController } from '../api/approvals.controller';
 import { API_LOGGER, EventsController } from '../api/events.controller';
 import { HealthController } from '../api/health.controller';
+import { ObservabilityController } from '../api/observability.controller';
+import { observabilityProviders } from './telemetry';
 import { RunsController } from '../api/runs.controller';
 import { SessionsController } from '../api/sessions.controller';
 import { StreamHubs } from '../api/sse/stream-hubs';
@@ -63,7 +65,14 @@ export class AppModule {
       module: AppModule,
       imports: [CqrsModule.forRoot()],
       controllers: opts.http
-        ? [HealthController, SessionsController, RunsController, EventsController, ApprovalsController]
+        ? [
+            HealthController,
+            SessionsController,
+            RunsController,
+            EventsController,
+            ApprovalsController,
+            ObservabilityController,
+          ]
         : [],
       providers: [
         { provide: PLATFORM, useValue: platform },
@@ -81,6 +90,7 @@ export class AppModule {
         { provide: APP_SETTINGS, useValue: appSettings },
         { provide: HEALTH_PROBE, useValue: createHealthProbe(platform.db) },
         ...(opts.http ? httpProviders(platform) : []),
+        ...(opts.http ? observabilityProviders(platform.db, process.env) : []),
         ...APPLICATION_HANDLERS,
       ],
     };

@@ -13,6 +13,7 @@ import { requestIdMiddleware } from '../api/request-context';
 import { apiValidationPipe } from '../api/validation';
 import { dashboardMiddleware } from '../dashboard/serve';
 import { AppModule } from './app.module';
+import { writeMetrics } from './telemetry';
 import type { Platform } from './platform';
 
 export { addTokenToFile } from '../api/auth/token-file';
@@ -55,6 +56,10 @@ export async function createHttpApp(platform: Platform): Promise<INestApplicatio
   app.useGlobalGuards(new ApiGuard(app.get(Reflector), authenticator, new TenantRateLimiter(s.apiRateLimitPerMinute)));
   const document = openApiDocument(app);
   app.getHttpAdapter().get('/openapi.json', (_req: unknown, res: { json(body: unknown): void }) => res.json(document));
+  // Prometheus text (plan §19): unauthenticated like /health; no ids in any label (docs/operations.md).
+  app
+    .getHttpAdapter()
+    .get('/metrics', (_req: unknown, res: Parameters<typeof writeMetrics>[1]) => writeMetrics(platform.metrics, res));
   app.enableShutdownHooks();
   return app;
 }

@@ -39,6 +39,8 @@ import { ApprovalService } from '../application/approvals/approval-service';
 import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
 import { ToolRegistry } from '../tools/registry';
+import type { PromMetrics } from '../adapters/telemetry/prom-metrics';
+import { setupTelemetry } from './telemetry';
 
 /**
  * The composition root: the one place adapters are bound to ports. The API process, the worker
@@ -67,6 +69,8 @@ export interface Platform {
   readonly clock: Clock;
   readonly ids: IdFactory;
   readonly log: Logger;
+  /** This process's plan §19 metrics (`GET /metrics`); shared by every platform in the process. */
+  readonly metrics: PromMetrics;
   createRunLoop(overrides?: Partial<RunLoopSettings>): RunLoop;
   /** A worker; unless restricted to one run it also runs the approval expiry reaper every `reaperIntervalMs` (default 5 s). */
   createWorker(opts?: {
@@ -99,6 +103,7 @@ export interface PlatformOptions {
 export async function createPlatform(settings: Settings, opts: PlatformOptions): Promise<Platform> {
   const log =
     opts.logger ?? (opts.quiet ? silentLogger : createLogger({ level: settings.logLevel, service: opts.service }));
+  const telemetry = setupTelemetry(opts.service, process.env, log);
   const handle = opts.databaseUrl
     ? { url: opts.databaseUrl, embedded: null, close: async () => undefined }
     : await connectDatabase({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, log: (l) => log.info(l) });
@@ -167,6 +172,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }),
           records: toolRecords,
           policy,
+          metrics: telemetry.metrics,
         },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );
@@ -190,6 +196,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       clock,
       ids,
       log,
+      metrics: telemetry.metrics,
       createRunLoop,
       createWorker: (o = {}) => {
         const workerSettings = {
@@ -235,6 +242,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
         await store.close();
         await db.close();
         await handle.close();
+        await telemetry.tracing?.shutdown();
       },
     };
   } catch (e) {

@@ -1,6 +1,6 @@
 import type { Principal } from '../domain/principal';
 import type { StoredCheckpoint } from '../domain/run/checkpoint';
-import type { RunClaim, RunRecord } from '../domain/run/run';
+import type { RunClaim, RunRecord, TraceRef } from '../domain/run/run';
 
 /** Reads the run read model. A principal scopes the read to its tenant; `null` is the worker (system). */
 export interface RunRepository {
@@ -25,8 +25,12 @@ export interface RunRepository {
  * reports fencing, and the reaper's view of expired leases.
  */
 export interface RunQueue {
-  /** Claims the next runnable run (queued, or running with an expired lease), or null. */
-  claim(workerId: string, leaseMs: number, onlyRunId?: string): Promise<RunClaim | null>;
+  /**
+   * Claims the next runnable run (queued, or running with an expired lease), or null. `trace` is
+   * the worker's freshly started `agent.run` span: stored on `run.started` as the run's trace root
+   * when the run has none yet; otherwise the stored root is kept and returned (ADR 0015).
+   */
+  claim(workerId: string, leaseMs: number, onlyRunId?: string, trace?: TraceRef | null): Promise<RunClaim | null>;
   /** Extends the lease; false means the worker has been fenced and must stop touching the run. */
   heartbeat(claim: RunClaim, leaseMs: number): Promise<{ held: boolean; cancelRequested: boolean }>;
 }

@@ -15,6 +15,7 @@ import type { AgentCatalog } from '../ports/agent-catalog';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { EventStore } from '../ports/event-store';
 import type { Logger } from '../ports/logger';
+import { noopMetrics, type Metrics } from '../ports/metrics';
 import type { CheckpointStore, RunQueue, RunRepository, TransientPublisher } from '../ports/run-store';
 import type { ToolRecordStore } from '../ports/tool-records';
 import type { PolicyEngine } from '../policy/policy-engine';
@@ -26,6 +27,7 @@ const USAGE_API_TIMEOUT_MS = 5_000;
 import { backoffMs, classifyModelError } from './retry';
 import { LoopStopped, stopReasonOf } from './stop-reason';
 import { ToolPipeline, type ToolCallOutcome } from './tool-pipeline';
+import { RunTelemetry, withTraceId, type AttemptSpan } from './tracing';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
@@ -44,6 +46,8 @@ export interface RunLoopDeps {
   readonly records: ToolRecordStore;
   /** The deterministic, versioned tool policy (plan §9). */
   readonly policy: PolicyEngine;
+  /** Plan §19 metrics; none recorded when omitted. */
+  readonly metrics?: Metrics;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */
@@ -71,11 +75,14 @@ type Outcome =
  */
 export class RunLoop {
   private readonly pipeline: ToolPipeline;
+  private readonly telemetry: RunTelemetry;
   constructor(
     private readonly deps: RunLoopDeps,
     private readonly settings: RunLoopSettings,
   ) {
+    this.telemetry = new RunTelemetry(deps.metrics ?? noopMetrics, deps.runs, () => deps.clock.nowMs());
     this.pipeline = new ToolPipeline({
+      telemetry: this.telemetry,
       registry: deps.registry,
       runs: deps.runs,
       records: deps.records,
@@ -85,7 +92,12 @@ export class RunLoop {
     });
   }
 
-  async execute(claim: RunClaim, shutdown: AbortSignal): Promise<RunLoopResult> {
+  /** One attempt under its `agent.run` span (`attempt`: the span the worker started before claiming). */
+  execute(claim: RunClaim, shutdown: AbortSignal, attempt?: AttemptSpan): Promise<RunLoopResult> {
+    return this.telemetry.attempt(claim, attempt, () => this.executeAttempt(claim, shutdown));
+  }
+
+  private async executeAttempt(claim: RunClaim, shutdown: AbortSignal): Promise<RunLoopResult> {
     const controller = new AbortController();
     const onShutdown = () =>
       controller.abort(shutdown.reason instanceof LoopStopped ? shutdown.reason : new LoopStopped('shutdown'));
@@ -163,7 +175,16 @@ export class RunLoop {
   }
 
   private append(claim: RunClaim, events: NewEvent[], checkpoint?: { version: number; state: CheckpointState }) {
-    return this.deps.store.append(claim.sessionId, events, {
+    if (checkpoint) {
+      const { version, state } = checkpoint;
+      const write = () => this.appendTraced(claim, events, checkpoint);
+      return this.telemetry.checkpointSave(claim.runId, { version, phase: state.phase, step: state.step }, write);
+    }
+    return this.appendTraced(claim, events);
+  }
+
+  private appendTraced(claim: RunClaim, events: NewEvent[], checkpoint?: { version: number; state: CheckpointState }) {
+    return this.deps.store.append(claim.sessionId, withTraceId(events), {
       tenantId: claim.tenantId,
       fence: { runId: claim.runId, leaseEpoch: claim.leaseEpoch },
       checkpoint: checkpoint
@@ -188,6 +209,7 @@ export class RunLoop {
         message: `agent ${run.agentId} v${run.agentVersion} is not defined`,
         errorCode: 'not_found',
       };
+    this.telemetry.annotateRun({ id: agent.id, version: agent.version });
     const principal = deps.principalFor(run);
     let route;
     try {
@@ -271,17 +293,19 @@ export class RunLoop {
         const lastSeen = sessionEvents.length > 0 ? sessionEvents[sessionEvents.length - 1].sequence : 0;
         sessionEvents.push(...(await deps.store.listAfter(claim.sessionId, lastSeen, principal, 1_000_000)));
         const attemptId = deps.ids.uuid();
-        const request = buildModelRequest({
-          agent: { ...agent, modelPolicy: run.modelPolicy },
-          principal,
-          runId: claim.runId,
-          userMessageId: run.userMessageId,
-          step,
-          sessionEvents,
-          tools: toolSpecs,
-          nowIso: deps.clock.nowIso(),
-          attemptId,
-        });
+        const request = this.telemetry.contextBuild(step, () =>
+          buildModelRequest({
+            agent: { ...agent, modelPolicy: run!.modelPolicy },
+            principal,
+            runId: claim.runId,
+            userMessageId: run!.userMessageId,
+            step,
+            sessionEvents,
+            tools: toolSpecs,
+            nowIso: deps.clock.nowIso(),
+            attemptId,
+          }),
+        );
         const modelCallId = deps.ids.uuid();
         await this.append(claim, [
           {
@@ -314,17 +338,21 @@ export class RunLoop {
             );
           }
           const deadlineMs = run.deadlineAt ? Date.parse(run.deadlineAt) : null;
-          turn = await assembleTurn(
-            route.provider.stream(providerRequest, route.model, {
-              attemptId,
-              attemptNumber: attempt,
-              deadlineMs,
-              signal,
-            }),
-            (d) =>
-              deps.transient
-                .publish({ sessionId: claim.sessionId, runId: claim.runId, kind: d.type, text: d.text })
-                .catch(() => undefined),
+          turn = await this.telemetry.modelInvoke(route.model, { step, attempt, signal }, (observe) =>
+            assembleTurn(
+              observe(
+                route.provider.stream(providerRequest, route.model, {
+                  attemptId,
+                  attemptNumber: attempt,
+                  deadlineMs,
+                  signal,
+                }),
+              ),
+              (d) =>
+                deps.transient
+                  .publish({ sessionId: claim.sessionId, runId: claim.runId, kind: d.type, text: d.text })
+                  .catch(() => undefined),
+            ),
           );
         } catch (e) {
           const latencyMs = deps.clock.nowMs() - t0;

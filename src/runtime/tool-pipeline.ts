@@ -11,6 +11,8 @@ import type { PolicyDecision, PolicyEngine } from '../policy/policy-engine';
 import { argumentsHash, type ToolRegistry } from '../tools/registry';
 import { extensionsOf } from '../tools/tool-extensions';
 import { approvalSummary, UNTRUSTED_NOTICE } from '../domain/tools/outcomes';
+import { noopMetrics, type ToolCallStatus } from '../ports/metrics';
+import { RunTelemetry } from './tracing';
 
 /** How many identical calls with identical results a run may make before it is stopped as a loop. */
 export const LOOP_THRESHOLD = 3;
@@ -46,6 +48,8 @@ export interface ToolPipelineDeps {
   readonly policy: PolicyEngine;
   readonly clock: Clock;
   readonly ids: IdFactory;
+  /** Spans (policy.evaluate, tool.execute) and tool metrics; none when omitted. */
+  readonly telemetry?: RunTelemetry;
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'denied']);
@@ -59,7 +63,11 @@ const TERMINAL = new Set(['succeeded', 'failed', 'denied']);
  * Policy is evaluated on every pass, so an approved call is revalidated before it executes.
  */
 export class ToolPipeline {
-  constructor(private readonly deps: ToolPipelineDeps) {}
+  private readonly telemetry: RunTelemetry;
+  constructor(private readonly deps: ToolPipelineDeps) {
+    this.telemetry =
+      deps.telemetry ?? new RunTelemetry(noopMetrics, { get: async () => null }, () => deps.clock.nowMs());
+  }
 
   static idempotencyKey(runId: string, step: number, callId: string, toolName: string, argsHash: string): string {
     return createHash('sha256').update([runId, step, callId, toolName, argsHash].join('\u0000')).digest('hex');
@@ -110,10 +118,12 @@ export class ToolPipeline {
       ]);
     }
     const policyVersion = this.deps.policy.version;
+    // Metrics label unknown tools `unknown`: a model-invented name must not become a label value.
+    const metricName = tool ? call.name : 'unknown';
     const deny = (reasonCode: string, explanation: string, version = policyVersion) =>
       append([
         ev({ type: 'tool.call.denied', data: { invocationId, reasonCode, explanation, policyVersion: version } }),
-      ]).then(() => ({ kind: 'done' }) as const);
+      ]).then(() => this.counted(metricName, 'denied'));
 
     // 1-3: resolve, enabled for the agent, principal scopes. Unknown tools never get further.
     if (!tool) return deny('unknown_tool', `no tool named "${call.name}" is registered`);
@@ -129,7 +139,7 @@ export class ToolPipeline {
           type: 'tool.call.failed',
           data: { invocationId, errorCode, message, retryable, latencyMs: clock.nowMs() - started },
         }),
-      ]).then(() => ({ kind: 'done' }) as const);
+      ]).then(() => this.counted(metricName, 'failed'));
 
     // 4: validate (strict JSON Schema, unknown arguments refused).
     const checked = registry.validateArguments(call.name, call.arguments);
@@ -149,7 +159,9 @@ export class ToolPipeline {
       args = n.value;
     }
     // 6: policy — evaluated on every pass, so an approved call is revalidated before it runs.
-    const decision = this.deps.policy.evaluate({ spec: tool.spec, arguments: args });
+    const decision = this.telemetry.policyEvaluate(tool.spec, () =>
+      this.deps.policy.evaluate({ spec: tool.spec, arguments: args }),
+    );
     if (decision.decision === 'deny') return deny(decision.reasonCode, decision.explanation, decision.policyVersion);
     if (decision.modifiedArguments) args = decision.modifiedArguments;
 
@@ -225,7 +237,9 @@ export class ToolPipeline {
     await append([ev({ type: 'tool.call.started', data: { invocationId } })]);
     if (tool.spec.idempotency === 'non_idempotent')
       await append([ev({ type: 'tool.call.effect_started', data: { invocationId } })]);
-    const result = await this.execute(tool.spec.timeoutSeconds, ctx, invocationId, key, args, call.name);
+    const result = await this.telemetry.toolExecute(tool.spec, invocationId, () =>
+      this.execute(tool.spec.timeoutSeconds, ctx, invocationId, key, args, call.name),
+    );
     // Told to stop before the tool answered: write nothing more. Recovery retries a safe tool and
     // reviews an unsafe one. A result that did arrive is still recorded (it happened).
     if (ctx.signal.aborted && !result.ok) return { kind: 'stopped' };
@@ -245,6 +259,12 @@ export class ToolPipeline {
         data: { invocationId, result: output, truncated, latencyMs: clock.nowMs() - started, trust },
       }),
     ]);
+    return this.counted(call.name, 'succeeded');
+  }
+
+  /** A call's final outcome was recorded: count it (tool_calls_total, tool_failures_total). */
+  private counted(tool: string, status: ToolCallStatus): { readonly kind: 'done' } {
+    this.telemetry.metrics.toolCall(tool, status);
     return { kind: 'done' };
   }
 
@@ -257,6 +277,7 @@ export class ToolPipeline {
   ): ToolCallOutcome {
     const approvalId = this.deps.ids.uuid();
     const ev = <T extends NewEvent>(e: T): T => ({ ...e, runId: ctx.runId, actorType: 'worker' });
+    this.telemetry.metrics.approvalRequested(spec.name, 'tool_call');
     return {
       kind: 'suspend',
       before: [
@@ -303,6 +324,7 @@ export class ToolPipeline {
           }),
         ]
       : [];
+    this.telemetry.metrics.approvalRequested(spec.name, 'uncertain_review');
     before.push(
       ev({
         type: 'approval.requested',

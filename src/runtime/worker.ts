@@ -4,6 +4,7 @@ import type { RunQueue } from '../ports/run-store';
 import type { WakeupSource } from '../ports/wakeup';
 import type { RunLoop } from './run-loop';
 import { LoopStopped } from './stop-reason';
+import { AttemptSpan } from './tracing';
 
 export interface WorkerSettings {
   readonly workerId: string;
@@ -57,8 +58,15 @@ export class Worker {
       let claimedAny = false;
       while (!this.stopped && this.active.size < this.settings.concurrency) {
         let claim;
+        // Started before the claim so a run's first claim can store it as the trace root (ADR 0015).
+        const attemptSpan = AttemptSpan.begin();
         try {
-          claim = await this.queue.claim(this.settings.workerId, this.settings.leaseMs, this.settings.onlyRunId);
+          claim = await this.queue.claim(
+            this.settings.workerId,
+            this.settings.leaseMs,
+            this.settings.onlyRunId,
+            attemptSpan.proposed,
+          );
         } catch (e) {
           this.log.error('claim failed', { error: e instanceof Error ? e.message : String(e) });
           break;
@@ -67,7 +75,7 @@ export class Worker {
         claimedAny = true;
         this.stats.claimed += 1;
         const job = this.loop
-          .execute(claim, this.shutdown.signal)
+          .execute(claim, this.shutdown.signal, attemptSpan)
           .then((r) => {
             this.stats[r] += 1;
           })

@@ -1,5 +1,7 @@
 import type { Page } from 'playwright-core';
 import { gunzipSync } from 'node:zlib';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { startTracing, type TracingHandle } from '../../src/adapters/telemetry/otel-tracing';
 import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
 import { call, startApi, type ApiHarness } from '../int/api/api-harness';
 import { createTestDb, type TestDb } from '../support/test-db';
@@ -10,7 +12,13 @@ let h: ApiHarness;
 let browser: Browser;
 let manifest: ReturnType<typeof ensureDashboardBuilt>;
 
+const TRACE_UI = 'http://localhost:16686/trace/{trace_id}';
+let tracing: TracingHandle;
+
 beforeAll(async () => {
+  // Tracing on (in-memory) so the run detail links its trace id to the viewer (OTEL_TRACE_UI_URL).
+  tracing = startTracing({ serviceName: 'dashboard-test', exporter: new InMemorySpanExporter() });
+  process.env.OTEL_TRACE_UI_URL = TRACE_UI;
   manifest = ensureDashboardBuilt();
   tdb = await createTestDb();
   h = await startApi(tdb.url, { fakeModelLatencyMs: 150 }, { worker: true });
@@ -20,6 +28,8 @@ afterAll(async () => {
   await browser?.close();
   await h?.close();
   await tdb?.drop();
+  await tracing?.shutdown();
+  delete process.env.OTEL_TRACE_UI_URL;
 });
 
 async function sessionEventCount(sessionId: string): Promise<number[]> {
@@ -102,6 +112,14 @@ describe('web dashboard in headless Chromium', () => {
     await expect(page.getByRole('table', { name: 'counts and limits' }).textContent()).resolves.toMatch(
       /model calls2 \/ 20/,
     );
+    // The run's trace id, linked to the trace viewer.
+    const started = (await h.t.events(runId)).find((e) => e.type === 'run.started')!;
+    const traceId = (started.data as { traceId: string }).traceId;
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    await expect(page.locator('[data-trace]').getAttribute('data-trace')).resolves.toBe(traceId);
+    await expect(page.locator('[data-trace] a').getAttribute('href')).resolves.toBe(
+      TRACE_UI.replace('{trace_id}', traceId),
+    );
     await screenshot(page, 'run-detail.png');
   });
 
@@ -167,6 +185,12 @@ describe('web dashboard in headless Chromium', () => {
     await row.getByRole('button', { name: /^Delete/ }).click();
     await row.getByRole('button', { name: 'Yes, delete' }).click();
     await expect(row.getByRole('alert').textContent()).resolves.toMatch(/^Not deleted: .+/);
+    // The metrics panel: runs by status, model latency, tokens by class, tool failures.
+    await list.locator('[data-runs="completed"]').waitFor();
+    expect(Number(await list.locator('[data-runs="completed"]').textContent())).toBeGreaterThan(0);
+    await list.locator('[data-model="demo:demo"]').waitFor();
+    expect(Number(await list.locator('[data-tokens="output"]').textContent())).toBeGreaterThan(0);
+    await list.locator('[data-tool="math.calculate"]').waitFor();
     await screenshot(list, 'sessions.png');
     await list.close();
 

@@ -5,6 +5,7 @@ import { migrateToLatest, openDatabase, serviceLogger } from '../../composition/
 import { loadDotEnv, loadSettings } from '../../config/settings';
 import { createHttpApp } from '../../composition/http';
 import { createPlatform } from '../../composition/platform';
+import { startWorkerMetricsServer, workerMetricsPort } from '../../composition/telemetry';
 import { EXIT, exitCodeFor } from '../exit-codes';
 
 function fail(e: unknown): never {
@@ -37,14 +38,21 @@ async function runApi(): Promise<void> {
 async function runWorker(): Promise<void> {
   loadDotEnv();
   const settings = loadSettings();
+  const metricsPort = workerMetricsPort(process.env); // refused before anything starts when malformed
   const platform = await createPlatform(settings, { service: 'worker' });
   const worker = platform.createWorker();
   await worker.start();
+  const metricsServer = await startWorkerMetricsServer(
+    platform.metrics,
+    { host: settings.host, port: metricsPort },
+    platform.log,
+  );
   process.stderr.write(
     `agent-core worker ${worker.settings.workerId} running (concurrency ${worker.settings.concurrency})\n`,
   );
   await untilSignal();
   await worker.stop();
+  await metricsServer?.close();
   await platform.close();
   process.exit(EXIT.ok);
 }

@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Run } from './api';
 import { describe, json, type ToolNames } from './format';
 import { Link, reportAuth } from './nav';
+import { TraceLine } from './observability';
 import { ConnBadge, JsonBlock, useEventLog } from './session-page';
 import { ErrorText, StatusBadge } from './sessions-page';
 
@@ -54,6 +55,7 @@ export function RunPage(props: { id: string }) {
           {run.model_policy}
         </p>
       ) : null}
+      <TraceLine events={events} />
       {run?.failure ? (
         <p class="error" role="alert">
           Failed — {run.failure.reason}: {run.failure.message}

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type Page, type Run, type Session } from './api';
 import { dateTime } from './format';
 import { Link, navigate, reportAuth } from './nav';
+import { MetricsPanel } from './observability';
 
 const PAGE = 20;
 
@@ -156,6 +157,7 @@ export function SessionsPage() {
           Load more
         </button>
       ) : null}
+      {loaded ? <MetricsPanel /> : null}
     </section>
   );
 }

@@ -94,8 +94,12 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
     schema: obj({ workerId: str({ minLength: 1 }), leaseEpoch: int({ minimum: 1 }), attempt: int({ minimum: 1 }) }),
   },
   'run.started': {
-    currentVersion: 1,
-    schema: obj({ attempt: int({ minimum: 1 }), deadlineAt: nullable(str()), traceId: nullable(str()) }),
+    currentVersion: 2,
+    // v2: `spanId` (optional on append, so a v1-shaped payload still validates; upcast to null).
+    schema: (() => {
+      const v1 = obj({ attempt: int({ minimum: 1 }), deadlineAt: nullable(str()), traceId: nullable(str()) });
+      return { ...v1, properties: { ...(v1.properties as object), spanId: nullable(str()) } };
+    })(),
   },
   'run.released': { currentVersion: 1, schema: obj({ workerId: str(), reason: str() }) },
   'run.checkpointed': {

@@ -31,7 +31,11 @@ export interface EventPayloads {
     requestHash: string | null;
   };
   'run.claimed': { workerId: string; leaseEpoch: number; attempt: number };
-  'run.started': { attempt: number; deadlineAt: string | null; traceId: string | null };
+  /**
+   * v2 adds `spanId`. `traceId`/`spanId`: the run's trace root — the `agent.run` span of its first
+   * traced attempt, kept by every later attempt (ADR 0015); null when tracing is off.
+   */
+  'run.started': { attempt: number; deadlineAt: string | null; traceId: string | null; spanId?: string | null };
   'run.released': { workerId: string; reason: string };
   'run.checkpointed': { checkpointVersion: number; step: number };
   'run.cancel_requested': { reason: string | null };

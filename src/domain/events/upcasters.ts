@@ -14,6 +14,7 @@ export type Upcaster = (payload: Record<string, unknown>) => Record<string, unkn
  * - approval.requested v1 → v2 adds `actionKind`; v1 approvals were all policy approvals of a tool call.
  * - model.request.started v1 → v2 adds `profileName`, `profileVersion` and `registryVersion`; v1
  *   never recorded which profile or registry routed the call, so they are null (unknown).
+ * - run.started v1 → v2 adds `spanId` (the run's trace root span, ADR 0015); v1 never traced, so null.
  */
 export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'user.message.created@1': (p) => ({
@@ -23,6 +24,7 @@ export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'tool.call.completed@1': (p) => ({ ...p, trust: 'internal_tool' }),
   'approval.requested@1': (p) => ({ ...p, actionKind: 'tool_call' }),
   'model.request.started@1': (p) => ({ ...p, profileName: null, profileVersion: null, registryVersion: null }),
+  'run.started@1': (p) => ({ ...p, spanId: null }),
 };
 
 /** Upcasts a stored payload to the current version, or names the event id when it cannot. */

@@ -44,4 +44,17 @@ export interface RunClaim {
   readonly attempt: number;
   /** The worker holding the lease. */
   readonly workerId: string;
+  /**
+   * The run's trace root (`run.started` v2): the first traced attempt's `agent.run` span. Every
+   * later attempt continues this trace (ADR 0015). Absent or null when tracing was never on.
+   */
+  readonly trace?: TraceRef | null;
+  /** Claimed from RUNNING with an expired lease: the previous worker died or hung (a recovery). */
+  readonly recovered?: boolean;
+}
+
+/** A W3C trace context reduced to its ids: 32 and 16 lowercase hex characters. */
+export interface TraceRef {
+  readonly traceId: string;
+  readonly spanId: string;
 }

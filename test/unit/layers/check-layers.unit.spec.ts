@@ -124,3 +124,21 @@ describe('check-layers usage errors', () => {
     expect(run.stderr).toContain('no src/ directory');
   });
 });
+
+describe('check-layers telemetry rules (ADR 0015)', () => {
+  it('allows @opentelemetry/api in the core layers and the SDK and prom-client only in adapters/ and composition/', () => {
+    const run = checkLayers('--root', path.join(fixtures, 'telemetry'));
+    const offenders = run.lines.filter((l) => !l.startsWith('layers:')).map((l) => l.slice(0, l.indexOf(' — ')));
+    expect(run.status).toBe(1);
+    expect([...offenders].sort()).toEqual(
+      [
+        'src/api/metrics.ts imports "prom-client"',
+        'src/domain/span.ts imports "@opentelemetry/api"',
+        'src/runtime/traced.ts imports "@opentelemetry/sdk-trace-node"',
+      ].sort(),
+    );
+    expect(run.lines).toContain(
+      'src/runtime/traced.ts imports "@opentelemetry/sdk-trace-node" — "@opentelemetry/sdk-trace-node" may be imported only under src/adapters/ or src/composition/ (ARCHITECTURE.md §2)',
+    );
+  });
+});

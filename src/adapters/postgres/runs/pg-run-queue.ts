@@ -1,8 +1,8 @@
 import type { Clock } from '../../../ports/clock';
 import type { RunQueue } from '../../../ports/run-store';
-import type { RunClaim } from '../../../domain/run/run';
+import type { RunClaim, TraceRef } from '../../../domain/run/run';
 import { ConcurrencyConflict } from '../../../domain/errors';
-import type { Database } from '../database';
+import type { Database, Queryable } from '../database';
 import type { PgEventStore } from '../event-store/pg-event-store';
 
 /** A run reclaimed more often than this is failed instead of crashing workers forever. */
@@ -19,10 +19,15 @@ export class PgRunQueue implements RunQueue {
     private readonly clock: Clock,
   ) {}
 
-  async claim(workerId: string, leaseMs: number, onlyRunId?: string): Promise<RunClaim | null> {
+  async claim(
+    workerId: string,
+    leaseMs: number,
+    onlyRunId?: string,
+    trace?: TraceRef | null,
+  ): Promise<RunClaim | null> {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        return await this.tryClaim(workerId, leaseMs, onlyRunId ?? null);
+        return await this.tryClaim(workerId, leaseMs, onlyRunId ?? null, trace ?? null);
       } catch (e) {
         if (!(e instanceof ConcurrencyConflict)) throw e;
       }
@@ -30,18 +35,24 @@ export class PgRunQueue implements RunQueue {
     return null;
   }
 
-  private tryClaim(workerId: string, leaseMs: number, onlyRunId: string | null): Promise<RunClaim | null> {
+  private tryClaim(
+    workerId: string,
+    leaseMs: number,
+    onlyRunId: string | null,
+    proposedTrace: TraceRef | null,
+  ): Promise<RunClaim | null> {
     return this.db.transaction(async (client) => {
       const res = await client.query<{
         id: string;
         session_id: string;
         tenant_id: string;
         lease_epoch: string;
+        status: string;
         attempts: number;
         limits: { deadlineSeconds: number | null };
         deadline_at: Date | null;
       }>(
-        `SELECT id, session_id, tenant_id, lease_epoch, attempts, limits, deadline_at FROM runs
+        `SELECT id, session_id, tenant_id, lease_epoch, status, attempts, limits, deadline_at FROM runs
           WHERE ((status = 'queued' AND (scheduled_for IS NULL OR scheduled_for <= now()))
              OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))
             AND ($1::uuid IS NULL OR id = $1::uuid)
@@ -80,6 +91,8 @@ export class PgRunQueue implements RunQueue {
         : row.limits.deadlineSeconds !== null
           ? new Date(this.clock.nowMs() + row.limits.deadlineSeconds * 1000).toISOString()
           : null;
+      // The run's trace root: the first traced attempt's, kept by every later one (ADR 0015).
+      const trace = (row.attempts > 0 ? await storedTraceRoot(client, row.id) : null) ?? proposedTrace;
       await this.store.appendWith(
         client,
         row.session_id,
@@ -89,6 +102,7 @@ export class PgRunQueue implements RunQueue {
             runId: row.id,
             actorType: 'worker',
             actorId: workerId,
+            traceId: trace?.traceId ?? null,
             data: { workerId, leaseEpoch, attempt },
           },
           {
@@ -96,7 +110,8 @@ export class PgRunQueue implements RunQueue {
             runId: row.id,
             actorType: 'worker',
             actorId: workerId,
-            data: { attempt, deadlineAt, traceId: null },
+            traceId: trace?.traceId ?? null,
+            data: { attempt, deadlineAt, traceId: trace?.traceId ?? null, spanId: trace?.spanId ?? null },
           },
         ],
         { tenantId: row.tenant_id },
@@ -105,7 +120,16 @@ export class PgRunQueue implements RunQueue {
         `UPDATE runs SET lease_expires_at = now() + ($2::int * interval '1 millisecond') WHERE id = $1`,
         [row.id, leaseMs],
       );
-      return { runId: row.id, sessionId: row.session_id, tenantId: row.tenant_id, leaseEpoch, attempt, workerId };
+      return {
+        runId: row.id,
+        sessionId: row.session_id,
+        tenantId: row.tenant_id,
+        leaseEpoch,
+        attempt,
+        workerId,
+        trace,
+        recovered: row.status === 'running',
+      };
     });
   }
 
@@ -119,4 +143,17 @@ export class PgRunQueue implements RunQueue {
     const row = res.rows[0];
     return { held: row !== undefined, cancelRequested: row?.cancel_requested_at != null };
   }
+}
+
+/** The trace root stored by the run's first traced `run.started`, or null. */
+async function storedTraceRoot(client: Queryable, runId: string): Promise<TraceRef | null> {
+  const res = await client.query<{ trace_id: string; span_id: string }>(
+    `SELECT payload->>'traceId' AS trace_id, payload->>'spanId' AS span_id FROM events
+      WHERE run_id = $1 AND event_type = 'run.started'
+        AND payload->>'traceId' IS NOT NULL AND payload->>'spanId' IS NOT NULL
+      ORDER BY id LIMIT 1`,
+    [runId],
+  );
+  const r = res.rows[0];
+  return r ? { traceId: r.trace_id, spanId: r.span_id } : null;
 }
