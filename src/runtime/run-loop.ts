@@ -1,7 +1,7 @@
 import { enabledToolNames, type AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
-import { LeaseFencedError, ModelPermanentError } from '../domain/errors';
-import type { StoredEvent, NewEvent } from '../domain/events/payloads';
+import { ContextBuildError, ContextOverflow, LeaseFencedError, ModelPermanentError } from '../domain/errors';
+import type { NewEvent } from '../domain/events/payloads';
 import { assembleTurn } from '../domain/model/assembler';
 import type { ModelAttempt, ModelTurn } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
@@ -10,7 +10,8 @@ import type { FailureReason } from '../domain/run/failure';
 import type { RunClaim, RunRecord } from '../domain/run/run';
 import { isTerminal } from '../domain/run/status';
 import { priceModelCall, totalInputTokens } from '../domain/run/usage';
-import { buildModelRequest, withProviderContinuation } from '../context/context-builder';
+import { withProviderContinuation } from '../context/context-builder';
+import { ContextEngine, type BuiltContext } from '../context/engine';
 import type { AgentCatalog } from '../ports/agent-catalog';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { EventStore } from '../ports/event-store';
@@ -44,6 +45,8 @@ export interface RunLoopDeps {
   readonly records: ToolRecordStore;
   /** The deterministic, versioned tool policy (plan §9). */
   readonly policy: PolicyEngine;
+  /** The context engine (plan §11); one with the extractive compactor over `store` when absent. */
+  readonly context?: ContextEngine;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */
@@ -71,10 +74,12 @@ type Outcome =
  */
 export class RunLoop {
   private readonly pipeline: ToolPipeline;
+  private readonly context: ContextEngine;
   constructor(
     private readonly deps: RunLoopDeps,
     private readonly settings: RunLoopSettings,
   ) {
+    this.context = deps.context ?? new ContextEngine(deps.store, { log: deps.log });
     this.pipeline = new ToolPipeline({
       registry: deps.registry,
       runs: deps.runs,
@@ -219,7 +224,6 @@ export class RunLoop {
       step -= 1; // the model call of `step` has no checkpoint: do it again (same step number)
     }
     const firstSequence = await this.firstSequenceOfRun(claim, principal);
-    const sessionEvents: StoredEvent[] = [];
 
     for (;;) {
       if (pending) {
@@ -267,23 +271,37 @@ export class RunLoop {
             errorCode: 'budget_exceeded',
           };
         }
-        // The session log only grows: read just what was appended since the last model call.
-        const lastSeen = sessionEvents.length > 0 ? sessionEvents[sessionEvents.length - 1].sequence : 0;
-        sessionEvents.push(...(await deps.store.listAfter(claim.sessionId, lastSeen, principal, 1_000_000)));
         const attemptId = deps.ids.uuid();
-        const request = buildModelRequest({
-          agent: { ...agent, modelPolicy: run.modelPolicy },
-          principal,
-          runId: claim.runId,
-          userMessageId: run.userMessageId,
-          step,
-          sessionEvents,
-          tools: toolSpecs,
-          nowIso: deps.clock.nowIso(),
-          attemptId,
-        });
+        // The context engine reads only what the session log gained since its last build (plan §11, §27.4).
+        let built: BuiltContext;
+        try {
+          built = await this.context.build({
+            sessionId: claim.sessionId,
+            agent: { ...agent, modelPolicy: run.modelPolicy },
+            principal,
+            runId: claim.runId,
+            userMessageId: run.userMessageId,
+            step,
+            tools: toolSpecs,
+            nowIso: deps.clock.nowIso(),
+            attemptId,
+            model: route.model,
+            newId: () => deps.ids.uuid(),
+          });
+        } catch (e) {
+          if (!(e instanceof ContextOverflow || e instanceof ContextBuildError)) throw e;
+          const overflow = e instanceof ContextOverflow;
+          return {
+            kind: 'failed',
+            reason: overflow ? 'context_overflow' : 'internal_error',
+            message: e.message,
+            errorCode: e.code,
+          };
+        }
+        const request = built.request;
         const modelCallId = deps.ids.uuid();
         await this.append(claim, [
+          ...built.events,
           {
             type: 'model.request.started',
             runId: claim.runId,
@@ -299,6 +317,7 @@ export class RunLoop {
               profileName: route.model.profileVersion === undefined ? null : route.model.provider,
               profileVersion: route.model.profileVersion ?? null,
               registryVersion: route.model.registryVersion ?? null,
+              context: built.record,
             },
           },
         ]);

@@ -14,6 +14,8 @@ export type Upcaster = (payload: Record<string, unknown>) => Record<string, unkn
  * - approval.requested v1 → v2 adds `actionKind`; v1 approvals were all policy approvals of a tool call.
  * - model.request.started v1 → v2 adds `profileName`, `profileVersion` and `registryVersion`; v1
  *   never recorded which profile or registry routed the call, so they are null (unknown).
+ * - model.request.started v2 → v3 adds `context` (the context build record, issue #11); v2 calls
+ *   recorded none, so it is null.
  */
 export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'user.message.created@1': (p) => ({
@@ -23,6 +25,7 @@ export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'tool.call.completed@1': (p) => ({ ...p, trust: 'internal_tool' }),
   'approval.requested@1': (p) => ({ ...p, actionKind: 'tool_call' }),
   'model.request.started@1': (p) => ({ ...p, profileName: null, profileVersion: null, registryVersion: null }),
+  'model.request.started@2': (p) => ({ ...p, context: null }),
 };
 
 /** Upcasts a stored payload to the current version, or names the event id when it cannot. */
