@@ -80,6 +80,7 @@ export function extract(input: CompactionInput): CompactionOutput {
       lastUserGoal = oneLine(u.text, 300);
       dialogue.push({ role: 'user', excerpt: oneLine(u.text), sourceSequence: u.sequence });
     } else if (u.kind === 'assistant') {
+      if (u.text.trim() === '') continue; // an empty answer answers nothing
       pendingQuestion = null;
       dialogue.push({ role: 'assistant', excerpt: oneLine(u.text), sourceSequence: u.sequence });
     } else {

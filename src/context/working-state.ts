@@ -16,7 +16,7 @@ export function parseWorkingState(value: unknown): WorkingState | null {
     x === undefined
       ? []
       : Array.isArray(x) && x.every((s) => typeof s === 'string')
-        ? (x).slice(0, MAX_ITEMS).map((s) => s.slice(0, MAX_TEXT))
+        ? x.slice(0, MAX_ITEMS).map((s) => s.slice(0, MAX_TEXT))
         : null;
   const objective = text(v.objective);
   const nextAction = text(v.nextAction);
