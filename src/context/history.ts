@@ -79,13 +79,7 @@ export class SessionHistory {
         sequence: e.sequence,
       });
     }
-    const bad = (why: string): never => {
-      throw new ContextBuildError(`event ${e.id} (sequence ${e.sequence}, ${e.type}) is corrupt: ${why}`, {
-        eventId: e.id,
-        sequence: e.sequence,
-        type: e.type,
-      });
-    };
+    const bad = (why: string) => corrupt(e, why);
     const data = e.data as unknown;
     if (data === null || typeof data !== 'object') bad('payload is not an object');
     switch (e.type) {
@@ -175,6 +169,14 @@ export class SessionHistory {
     }
     return fromCompaction ?? this.planState?.state ?? EMPTY_WORKING_STATE;
   }
+}
+
+function corrupt(e: StoredEvent, why: string): never {
+  throw new ContextBuildError(`event ${e.id} (sequence ${e.sequence}, ${e.type}) is corrupt: ${why}`, {
+    eventId: e.id,
+    sequence: e.sequence,
+    type: e.type,
+  });
 }
 
 function unit(kind: HistoryUnit['kind'], e: StoredEvent, text: string, messageId: string | null): HistoryUnit {
