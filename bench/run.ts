@@ -1,10 +1,12 @@
 import { runAppendBench } from './append.bench';
+import { runContextBench } from './context.bench';
 import { runRunsBench } from './runs.bench';
 import { runSseBench } from './sse.bench';
 
 /** Benchmark suites by name: `node dist/bench/run.js <name>` (or `npm run bench -- <name>`). Add new suites here. */
 const suites: Record<string, () => Promise<void>> = {
   append: runAppendBench,
+  context: runContextBench,
   runs: runRunsBench,
   sse: runSseBench,
 };

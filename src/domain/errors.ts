@@ -102,3 +102,14 @@ export class LoopDetectedError extends AgentError {
 export class ConfigurationError extends AgentError {
   readonly code = 'configuration_error';
 }
+/**
+ * The request cannot fit the model's context window even after compaction (plan §11.3): the run
+ * fails with `context_overflow` instead of sending a request the provider would refuse with a 400.
+ */
+export class ContextOverflow extends AgentError {
+  readonly code = 'context_overflow';
+}
+/** The session history could not be turned into a context (a corrupt or unknown event). Names the event. */
+export class ContextBuildError extends AgentError {
+  readonly code = 'context_build_failed';
+}

@@ -1,7 +1,7 @@
 import { enabledToolNames, type AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
-import { LeaseFencedError, ModelPermanentError } from '../domain/errors';
-import type { StoredEvent, NewEvent } from '../domain/events/payloads';
+import { ContextBuildError, ContextOverflow, LeaseFencedError, ModelPermanentError } from '../domain/errors';
+import type { NewEvent } from '../domain/events/payloads';
 import { assembleTurn } from '../domain/model/assembler';
 import type { ModelAttempt, ModelTurn } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
@@ -10,7 +10,8 @@ import type { FailureReason } from '../domain/run/failure';
 import type { RunClaim, RunRecord } from '../domain/run/run';
 import { isTerminal } from '../domain/run/status';
 import { priceModelCall, totalInputTokens } from '../domain/run/usage';
-import { buildModelRequest, withProviderContinuation } from '../context/context-builder';
+import { withProviderContinuation } from '../context/context-builder';
+import { ContextEngine, type BuiltContext } from '../context/engine';
 import type { AgentCatalog } from '../ports/agent-catalog';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { EventStore } from '../ports/event-store';
@@ -48,6 +49,8 @@ export interface RunLoopDeps {
   readonly policy: PolicyEngine;
   /** Plan §19 metrics; none recorded when omitted. */
   readonly metrics?: Metrics;
+  /** The context engine (plan §11); one with the extractive compactor over `store` when absent. */
+  readonly context?: ContextEngine;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */
@@ -76,11 +79,13 @@ type Outcome =
 export class RunLoop {
   private readonly pipeline: ToolPipeline;
   private readonly telemetry: RunTelemetry;
+  private readonly context: ContextEngine;
   constructor(
     private readonly deps: RunLoopDeps,
     private readonly settings: RunLoopSettings,
   ) {
     this.telemetry = new RunTelemetry(deps.metrics ?? noopMetrics, deps.runs, () => deps.clock.nowMs());
+    this.context = deps.context ?? new ContextEngine(deps.store, { log: deps.log });
     this.pipeline = new ToolPipeline({
       telemetry: this.telemetry,
       registry: deps.registry,
@@ -241,7 +246,6 @@ export class RunLoop {
       step -= 1; // the model call of `step` has no checkpoint: do it again (same step number)
     }
     const firstSequence = await this.firstSequenceOfRun(claim, principal);
-    const sessionEvents: StoredEvent[] = [];
 
     for (;;) {
       if (pending) {
@@ -289,25 +293,39 @@ export class RunLoop {
             errorCode: 'budget_exceeded',
           };
         }
-        // The session log only grows: read just what was appended since the last model call.
-        const lastSeen = sessionEvents.length > 0 ? sessionEvents[sessionEvents.length - 1].sequence : 0;
-        sessionEvents.push(...(await deps.store.listAfter(claim.sessionId, lastSeen, principal, 1_000_000)));
         const attemptId = deps.ids.uuid();
-        const request = this.telemetry.contextBuild(step, () =>
-          buildModelRequest({
-            agent: { ...agent, modelPolicy: run!.modelPolicy },
-            principal,
-            runId: claim.runId,
-            userMessageId: run!.userMessageId,
-            step,
-            sessionEvents,
-            tools: toolSpecs,
-            nowIso: deps.clock.nowIso(),
-            attemptId,
-          }),
-        );
+        // The context engine reads only what the session log gained since its last build (plan §11, §27.4).
+        let built: BuiltContext;
+        try {
+          built = await this.telemetry.contextBuild(step, () =>
+            this.context.build({
+              sessionId: claim.sessionId,
+              agent: { ...agent, modelPolicy: run!.modelPolicy },
+              principal,
+              runId: claim.runId,
+              userMessageId: run!.userMessageId,
+              step,
+              tools: toolSpecs,
+              nowIso: deps.clock.nowIso(),
+              attemptId,
+              model: route.model,
+              newId: () => deps.ids.uuid(),
+            }),
+          );
+        } catch (e) {
+          if (!(e instanceof ContextOverflow || e instanceof ContextBuildError)) throw e;
+          const overflow = e instanceof ContextOverflow;
+          return {
+            kind: 'failed',
+            reason: overflow ? 'context_overflow' : 'internal_error',
+            message: e.message,
+            errorCode: e.code,
+          };
+        }
+        const request = built.request;
         const modelCallId = deps.ids.uuid();
         await this.append(claim, [
+          ...built.events,
           {
             type: 'model.request.started',
             runId: claim.runId,
@@ -323,6 +341,7 @@ export class RunLoop {
               profileName: route.model.profileVersion === undefined ? null : route.model.provider,
               profileVersion: route.model.profileVersion ?? null,
               registryVersion: route.model.registryVersion ?? null,
+              context: built.record,
             },
           },
         ]);

@@ -211,14 +211,16 @@ export class RunTelemetry {
   }
 
   /** `context.build` around the context builder; records the prefix hash and tool count only. */
-  contextBuild<T extends { readonly prefixHash: string; readonly tools: readonly unknown[] }>(
-    step: number,
-    fn: () => T,
-  ): T {
-    return inSpan('context.build', { 'run.step': step }, (span) => {
-      const request = fn();
-      span.setAttributes({ 'context.prefix_hash': request.prefixHash, 'context.tool_count': request.tools.length });
-      return request;
+  async contextBuild<
+    T extends { readonly request: { readonly prefixHash: string; readonly tools: readonly unknown[] } },
+  >(step: number, fn: () => Promise<T>): Promise<T> {
+    return inSpan('context.build', { 'run.step': step }, async (span) => {
+      const built = await fn();
+      span.setAttributes({
+        'context.prefix_hash': built.request.prefixHash,
+        'context.tool_count': built.request.tools.length,
+      });
+      return built;
     });
   }
 

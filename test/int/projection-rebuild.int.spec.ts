@@ -121,6 +121,7 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
               profileName: null,
               profileVersion: null,
               registryVersion: null,
+              context: null,
             },
           },
           {
@@ -156,6 +157,7 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
             profileName: 'acme',
             profileVersion: 1 + (step % 3),
             registryVersion: `r1-${String(r).padStart(12, '0')}`,
+            context: null,
           },
         },
         {

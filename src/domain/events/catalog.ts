@@ -1,3 +1,4 @@
+import { TASK_STATUSES } from '../context/working-state';
 import { FAILURE_REASONS } from '../run/failure';
 import { APPROVAL_ACTION_KINDS, TOOL_RESULT_TRUST, type EventType } from './payloads';
 import {
@@ -47,6 +48,34 @@ const costSources = [
   'config_override',
   'free',
 ];
+
+const count = int({ minimum: 0 });
+const contextBuild = obj({
+  limit: nullable(int({ minimum: 1 })),
+  total: count,
+  estimator: str(),
+  tokens: obj({
+    platform: count,
+    agent: count,
+    tools: count,
+    workingState: count,
+    retrieved: count,
+    summary: count,
+    history: count,
+    reserveOutput: count,
+  }),
+  prefixEpoch: int({ minimum: 1 }),
+  compactions: count,
+  historyItems: count,
+});
+const workingState = obj({
+  objective: nullable(str()),
+  constraints: arr(str()),
+  tasks: arr(obj({ description: str(), status: oneOfStr(TASK_STATUSES) })),
+  establishedFacts: arr(obj({ statement: str(), sourceSequence: nullable(int({ minimum: 1 })) })),
+  openQuestions: arr(str()),
+  nextAction: nullable(str()),
+});
 
 export interface CatalogEntry {
   /** The schema version new events of this type are written with. */
@@ -117,7 +146,7 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
   },
   'run.cancelled': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
   'model.request.started': {
-    currentVersion: 2,
+    currentVersion: 3,
     schema: obj({
       modelCallId: uuid(),
       step: int({ minimum: 1 }),
@@ -128,6 +157,7 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       profileName: nullable(str({ minLength: 1 })),
       profileVersion: nullable(int({ minimum: 1 })),
       registryVersion: nullable(str({ minLength: 1 })),
+      context: nullable(contextBuild),
     }),
   },
   'model.response.completed': {
@@ -225,6 +255,30 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       decision: oneOfStr(['approved', 'denied', 'expired']),
       resolvedBy: str(),
       reason: nullable(str()),
+    }),
+  },
+  'context.compacted': {
+    currentVersion: 1,
+    schema: obj({
+      compactionId: uuid(),
+      step: int({ minimum: 0 }),
+      compactor: oneOfStr(['extractive', 'model_assisted']),
+      fallbackReason: nullable(str()),
+      summary: obj({
+        goal: nullable(str()),
+        constraints: arr(str()),
+        unresolvedQuestions: arr(str()),
+        toolResults: arr(obj({ toolName: str(), excerpt: str(), sourceSequence: int({ minimum: 1 }) })),
+        dialogue: arr(
+          obj({ role: oneOfStr(['user', 'assistant']), excerpt: str(), sourceSequence: int({ minimum: 1 }) }),
+        ),
+        elidedSpans: int({ minimum: 0 }),
+      }),
+      workingState,
+      sourceSequences: arr(int({ minimum: 1 }), { minItems: 1 }),
+      coveredThroughSequence: int({ minimum: 1 }),
+      tokensBefore: int({ minimum: 0 }),
+      tokensAfter: int({ minimum: 0 }),
     }),
   },
   'artifact.created': {

@@ -3,6 +3,7 @@ import type { FailureReason } from '../run/failure';
 import type { RunLimits } from '../run/limits';
 import type { CostSource, TokenUsage } from '../run/usage';
 import type { StopReason } from '../model/model-events';
+import type { CompactionSummary, CompactorKind, ContextBuildRecord, WorkingState } from '../context/working-state';
 
 /**
  * The current (newest) payload shape of every persisted event type (plan §6.8). Older shapes live
@@ -59,6 +60,11 @@ export interface EventPayloads {
     profileName: string | null;
     profileVersion: number | null;
     registryVersion: string | null;
+    /**
+     * v3: the context build behind the request (per-class token counts, prefix epoch, compactions);
+     * null for v1/v2 events.
+     */
+    context: ContextBuildRecord | null;
   };
   'model.response.completed': {
     modelCallId: string;
@@ -132,6 +138,24 @@ export interface EventPayloads {
     decision: 'approved' | 'denied' | 'expired';
     resolvedBy: string;
     reason: string | null;
+  };
+  /**
+   * A compaction checkpoint (plan §11.4): older dialogue replaced, in the model's context only, by a
+   * structured summary. The summarised events stay in the log; `sourceSequences` names them.
+   */
+  'context.compacted': {
+    compactionId: string;
+    step: number;
+    compactor: CompactorKind;
+    /** Why a model-assisted compaction fell back to the extractive one; null when it did not. */
+    fallbackReason: string | null;
+    summary: CompactionSummary;
+    workingState: WorkingState;
+    sourceSequences: number[];
+    /** Every conversation event up to this sequence is covered by the summary (or was superseded). */
+    coveredThroughSequence: number;
+    tokensBefore: number;
+    tokensAfter: number;
   };
   'artifact.created': {
     artifactId: string;

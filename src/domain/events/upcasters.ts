@@ -15,6 +15,8 @@ export type Upcaster = (payload: Record<string, unknown>) => Record<string, unkn
  * - model.request.started v1 → v2 adds `profileName`, `profileVersion` and `registryVersion`; v1
  *   never recorded which profile or registry routed the call, so they are null (unknown).
  * - run.started v1 → v2 adds `spanId` (the run's trace root span, ADR 0015); v1 never traced, so null.
+ * - model.request.started v2 → v3 adds `context` (the context build record, issue #11); v2 calls
+ *   recorded none, so it is null.
  */
 export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'user.message.created@1': (p) => ({
@@ -25,6 +27,7 @@ export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'approval.requested@1': (p) => ({ ...p, actionKind: 'tool_call' }),
   'model.request.started@1': (p) => ({ ...p, profileName: null, profileVersion: null, registryVersion: null }),
   'run.started@1': (p) => ({ ...p, spanId: null }),
+  'model.request.started@2': (p) => ({ ...p, context: null }),
 };
 
 /** Upcasts a stored payload to the current version, or names the event id when it cannot. */

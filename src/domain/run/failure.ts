@@ -17,6 +17,8 @@ export const FAILURE_REASONS = [
   'tool_permanent_failure',
   'crash_allowance_exhausted',
   'approval_expired',
+  /** The request cannot fit the model's context window even after compaction (plan §11.3). */
+  'context_overflow',
   'internal_error',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];

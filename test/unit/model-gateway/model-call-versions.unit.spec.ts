@@ -24,7 +24,7 @@ function started(data: EventPayloads['model.request.started']): StoredEvent<'mod
     runId: 'r',
     sequence: 1,
     type: 'model.request.started',
-    schemaVersion: 2,
+    schemaVersion: 3,
     data,
     actorType: 'worker',
     actorId: null,
@@ -35,13 +35,22 @@ function started(data: EventPayloads['model.request.started']): StoredEvent<'mod
 }
 
 describe('model.request.started v2', () => {
-  it('is the current version', () => {
-    expect(EVENT_CATALOG['model.request.started'].currentVersion).toBe(2);
+  it('is superseded by v3 (the context build record, issue #11)', () => {
+    expect(EVENT_CATALOG['model.request.started'].currentVersion).toBe(3);
+  });
+
+  it('upcasts the frozen v2 fixture with a null context record', () => {
+    const v2 = JSON.parse(
+      fs.readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'events', 'model.request.started.v2.json'), 'utf8'),
+    ) as typeof fixture;
+    const r = upcast(1, v2.event_type, v2.payload_schema_version, v2.payload);
+    expect(r).toEqual({ version: 3, payload: v2.expected_current });
+    expect(validatePayload('model.request.started', r.payload)).toBeNull();
   });
 
   it('upcasts the frozen v1 fixture with null profile and registry versions', () => {
     const r = upcast(1, fixture.event_type, fixture.payload_schema_version, fixture.payload);
-    expect(r.version).toBe(2);
+    expect(r.version).toBe(3);
     expect(r.payload).toEqual(fixture.expected_current);
     expect(validatePayload('model.request.started', r.payload)).toBeNull();
   });
@@ -70,9 +79,9 @@ describe('model.request.started v2', () => {
 });
 
 describe('the bench run lifecycle', () => {
-  it('still produces events the catalog accepts, model.request.started at v2', () => {
+  it('still produces events the catalog accepts, model.request.started at v3', () => {
     const events = [sessionCreated(1), ...runLifecycle(1)];
     const encoded = events.map((e, i) => encodeEvent(e, i));
-    expect(encoded.filter((x) => x.type === 'model.request.started').map((x) => x.version)).toEqual([2, 2]);
+    expect(encoded.filter((x) => x.type === 'model.request.started').map((x) => x.version)).toEqual([3, 3]);
   });
 });
