@@ -33,6 +33,7 @@ import type { Logger } from '../ports/logger';
 import { ModelRouter } from '../runtime/model-router';
 import { RunLoop, type RunLoopSettings } from '../runtime/run-loop';
 import { Worker } from '../runtime/worker';
+import { SessionToolCache } from '../runtime/session-tool-cache';
 import { HousekeepingWorker } from '../runtime/housekeeping-worker';
 import { PgToolRecords } from '../adapters/postgres/tools/pg-tool-records';
 import { ApprovalService } from '../application/approvals/approval-service';
@@ -149,6 +150,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       log.warn('model price history not recorded', { error: String(e) }),
     );
     const transient = new PgTransientPublisher(db);
+    const sessionTools = new SessionToolCache();
     const leaseMs = settings.leaseSeconds * 1000;
     const createRunLoop = (overrides: Partial<RunLoopSettings> = {}) =>
       new RunLoop(
@@ -167,6 +169,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }),
           records: toolRecords,
           policy,
+          sessionTools,
         },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );
@@ -275,7 +278,23 @@ async function registerMcpTools(
       } catch (e) {
         if (!(e instanceof ConfigurationError)) throw e;
         log.warn('mcp tool disabled', { server: result.serverId, tool: tool.spec.name, reason: e.message });
+        mcp.markDisabled(result.serverId, tool.spec.name, e.message);
       }
     }
   }
+  // Re-discovery (tools/list_changed, a restart, an operator start): the registry follows the
+  // server; sessions keep the tool list they pinned (SessionToolCache).
+  mcp.onRediscovered = (result) => {
+    const prefix = `mcp.${result.serverId}.`;
+    for (const t of registry.list()) if (t.spec.name.startsWith(prefix)) registry.unregister(t.spec.name);
+    for (const tool of result.tools) {
+      try {
+        registry.register(tool);
+      } catch (e) {
+        log.warn('mcp tool disabled', { server: result.serverId, tool: tool.spec.name, reason: (e as Error).message });
+        mcp.markDisabled(result.serverId, tool.spec.name, (e as Error).message);
+      }
+    }
+    log.info('mcp tools re-discovered', { server: result.serverId, tools: result.tools.length });
+  };
 }

@@ -26,6 +26,7 @@ const USAGE_API_TIMEOUT_MS = 5_000;
 import { backoffMs, classifyModelError } from './retry';
 import { LoopStopped, stopReasonOf } from './stop-reason';
 import { ToolPipeline, type ToolCallOutcome } from './tool-pipeline';
+import type { SessionToolCache } from './session-tool-cache';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
@@ -44,6 +45,8 @@ export interface RunLoopDeps {
   readonly records: ToolRecordStore;
   /** The deterministic, versioned tool policy (plan §9). */
   readonly policy: PolicyEngine;
+  /** Tool definitions pinned per session (MCP tools may change under a running session); optional. */
+  readonly sessionTools?: SessionToolCache;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */
@@ -200,13 +203,21 @@ export class RunLoop {
         errorCode: 'configuration_error',
       };
     }
-    const toolSpecs = deps.registry.definitionsFor(
-      enabledToolNames(
-        agent,
-        deps.registry.list().map((t) => t.spec.name),
-      ),
-      principal.scopes,
-    );
+    const computeTools = () =>
+      deps.registry.definitionsFor(
+        enabledToolNames(
+          agent,
+          deps.registry.list().map((t) => t.spec.name),
+        ),
+        principal.scopes,
+      );
+    const toolSpecs = deps.sessionTools
+      ? deps.sessionTools.get(
+          claim.sessionId,
+          `${agent.id}@${agent.version}:${[...principal.scopes].sort().join(',')}`,
+          computeTools,
+        )
+      : computeTools();
 
     // Resume point: the latest checkpoint when it is for the current step; otherwise the log decides.
     const cp = await deps.checkpoints.latest(claim.runId);
