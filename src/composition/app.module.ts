@@ -7,6 +7,8 @@ import { API_SETTINGS, EVENT_FEED, STREAM_HUBS, type ApiSettings } from '../api/
 import { ApprovalsController } from '../api/approvals.controller';
 import { API_LOGGER, EventsController } from '../api/events.controller';
 import { HealthController } from '../api/health.controller';
+import { MCP_ADMIN, McpController } from '../api/mcp.controller';
+import { mcpAdminFor } from './mcp-admin';
 import { RunsController } from '../api/runs.controller';
 import { SessionsController } from '../api/sessions.controller';
 import { StreamHubs } from '../api/sse/stream-hubs';
@@ -48,6 +50,7 @@ function httpProviders(platform: Platform): Provider[] {
     },
     { provide: API_SETTINGS, useValue: apiSettings },
     { provide: API_LOGGER, useValue: platform.log },
+    { provide: MCP_ADMIN, useValue: mcpAdminFor(platform) },
   ];
 }
 
@@ -63,7 +66,7 @@ export class AppModule {
       module: AppModule,
       imports: [CqrsModule.forRoot()],
       controllers: opts.http
-        ? [HealthController, SessionsController, RunsController, EventsController, ApprovalsController]
+        ? [HealthController, SessionsController, RunsController, EventsController, ApprovalsController, McpController]
         : [],
       providers: [
         { provide: PLATFORM, useValue: platform },

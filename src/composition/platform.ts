@@ -36,6 +36,7 @@ import { Worker } from '../runtime/worker';
 import { SessionToolCache } from '../runtime/session-tool-cache';
 import { HousekeepingWorker } from '../runtime/housekeeping-worker';
 import { PgToolRecords } from '../adapters/postgres/tools/pg-tool-records';
+import { PgMcpGrants } from '../adapters/postgres/pg-mcp-grants';
 import { ApprovalService } from '../application/approvals/approval-service';
 import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
@@ -58,6 +59,8 @@ export interface Platform {
   readonly registry: ToolRegistry;
   /** Supervised MCP servers of config/mcp.yaml (docs/mcp.md); empty when none are configured. */
   readonly mcp: McpHub;
+  /** Operator grants of MCP servers to agents, audited as events (docs/mcp.md). */
+  readonly mcpGrants: PgMcpGrants;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
   readonly toolRecords: PgToolRecords;
   readonly policy: PolicyEngine;
@@ -185,6 +188,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       agents,
       registry,
       mcp,
+      mcpGrants: new PgMcpGrants(db, store, agents, clock),
       toolRecords,
       policy,
       approvals,
@@ -248,7 +252,8 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
 }
 
 /**
- * Starts every MCP server some agent is granted (first use) and registers its discovered tools.
+ * Starts every configured MCP server (on boot) and registers its discovered tools, so a grant
+ * replaced at run time (PUT …/mcp-grants/…) finds them; only granted agents are ever offered them.
  * A tool the registry refuses (e.g. a schema Ajv cannot compile) is disabled with a logged reason;
  * an unreachable server is logged and its supervisor keeps restarting it (docs/mcp.md).
  */
@@ -271,7 +276,7 @@ async function registerMcpTools(
         );
       granted.add(s);
     }
-  for (const result of await Promise.all([...granted].sort().map((s) => mcp.discover(s)))) {
+  for (const result of await Promise.all([...mcp.serverIds].sort().map((s) => mcp.discover(s)))) {
     for (const tool of result.tools) {
       try {
         registry.register(tool);

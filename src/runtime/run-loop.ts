@@ -1,4 +1,4 @@
-import { enabledToolNames, type AgentSpec } from '../domain/agent';
+import { enabledToolNames, mcpGrantsOf, type AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
 import { LeaseFencedError, ModelPermanentError } from '../domain/errors';
 import type { StoredEvent, NewEvent } from '../domain/events/payloads';
@@ -214,7 +214,8 @@ export class RunLoop {
     const toolSpecs = deps.sessionTools
       ? deps.sessionTools.get(
           claim.sessionId,
-          `${agent.id}@${agent.version}:${[...principal.scopes].sort().join(',')}`,
+          // A replaced grant is a new key: the session then sees the tools its new grant allows.
+          `${agent.id}@${agent.version}:${[...principal.scopes].sort().join(',')}:${JSON.stringify(mcpGrantsOf(agent))}`,
           computeTools,
         )
       : computeTools();
