@@ -5,6 +5,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import type { Logger } from '../../ports/logger';
 import type { McpServerConfig } from './mcp-config';
 import { ObservedTransport } from './observed-transport';
+import { redactCredentials } from './redact';
 
 /** Restart policy (ClotoCore §3.1.2 semantics): restart only on failure, base 1 s doubling, capped 30 s. */
 export interface RestartPolicy {
@@ -253,7 +254,10 @@ export class McpServerSupervisor {
       stderr: 'pipe',
     });
     transport.stderr?.on('data', (chunk: Buffer) =>
-      this.log.debug('mcp server stderr', { server: this.config.id, line: chunk.toString('utf8').slice(0, 500) }),
+      this.log.debug('mcp server stderr', {
+        server: this.config.id,
+        line: redactCredentials(chunk.toString('utf8'), this.config).slice(0, 500),
+      }),
     );
     return transport;
   }
@@ -263,7 +267,11 @@ export class McpServerSupervisor {
       this.onProtocolError(generation, error),
     );
     const client = new Client({ name: 'agent-core', version: '0.1.0' });
-    client.onerror = (e) => this.log.warn('mcp transport error', { server: this.config.id, error: e.message });
+    client.onerror = (e) =>
+      this.log.warn('mcp transport error', {
+        server: this.config.id,
+        error: redactCredentials(e.message, this.config).slice(0, 500),
+      });
     client.onclose = () => this.onClosed(generation);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (generation !== this.generation) return;
