@@ -4,6 +4,7 @@ import { registerApprovalCommands } from './commands/approval';
 import { registerAuthCommands } from './commands/auth';
 import { registerChatCommands } from './commands/chat';
 import { registerEvalCommands } from './commands/eval';
+import { registerMcpCommands } from './commands/mcp';
 import { registerProcessCommands } from './commands/processes';
 import { registerProjectionCommands } from './commands/projections';
 import { registerRunCommands } from './commands/run';
@@ -27,6 +28,7 @@ Exit codes: 0 ok · 1 run/eval/verify did not succeed · 2 bad usage or input ·
   registerAuthCommands(program);
   registerApprovalCommands(program);
   registerChatCommands(program);
+  registerMcpCommands(program);
   return program;
 }
 

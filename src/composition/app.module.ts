@@ -9,6 +9,8 @@ import { API_LOGGER, EventsController } from '../api/events.controller';
 import { HealthController } from '../api/health.controller';
 import { ObservabilityController } from '../api/observability.controller';
 import { observabilityProviders } from './telemetry';
+import { MCP_ADMIN, McpController } from '../api/mcp.controller';
+import { mcpAdminFor } from './mcp-admin';
 import { RunsController } from '../api/runs.controller';
 import { SessionsController } from '../api/sessions.controller';
 import { StreamHubs } from '../api/sse/stream-hubs';
@@ -50,6 +52,7 @@ function httpProviders(platform: Platform): Provider[] {
     },
     { provide: API_SETTINGS, useValue: apiSettings },
     { provide: API_LOGGER, useValue: platform.log },
+    { provide: MCP_ADMIN, useValue: mcpAdminFor(platform) },
   ];
 }
 
@@ -72,6 +75,7 @@ export class AppModule {
             EventsController,
             ApprovalsController,
             ObservabilityController,
+            McpController,
           ]
         : [],
       providers: [

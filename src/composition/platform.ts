@@ -33,8 +33,10 @@ import type { Logger } from '../ports/logger';
 import { ModelRouter } from '../runtime/model-router';
 import { RunLoop, type RunLoopSettings } from '../runtime/run-loop';
 import { Worker } from '../runtime/worker';
+import { SessionToolCache } from '../runtime/session-tool-cache';
 import { HousekeepingWorker } from '../runtime/housekeeping-worker';
 import { PgToolRecords } from '../adapters/postgres/tools/pg-tool-records';
+import { PgMcpGrants } from '../adapters/postgres/pg-mcp-grants';
 import { ApprovalService } from '../application/approvals/approval-service';
 import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
@@ -59,6 +61,8 @@ export interface Platform {
   readonly registry: ToolRegistry;
   /** Supervised MCP servers of config/mcp.yaml (docs/mcp.md); empty when none are configured. */
   readonly mcp: McpHub;
+  /** Operator grants of MCP servers to agents, audited as events (docs/mcp.md). */
+  readonly mcpGrants: PgMcpGrants;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
   readonly toolRecords: PgToolRecords;
   readonly policy: PolicyEngine;
@@ -154,6 +158,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       log.warn('model price history not recorded', { error: String(e) }),
     );
     const transient = new PgTransientPublisher(db);
+    const sessionTools = new SessionToolCache();
     const leaseMs = settings.leaseSeconds * 1000;
     const createRunLoop = (overrides: Partial<RunLoopSettings> = {}) =>
       new RunLoop(
@@ -173,6 +178,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           records: toolRecords,
           policy,
           metrics: telemetry.metrics,
+          sessionTools,
         },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );
@@ -188,6 +194,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       agents,
       registry,
       mcp,
+      mcpGrants: new PgMcpGrants(db, store, agents, clock),
       toolRecords,
       policy,
       approvals,
@@ -253,7 +260,8 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
 }
 
 /**
- * Starts every MCP server some agent is granted (first use) and registers its discovered tools.
+ * Starts every configured MCP server (on boot) and registers its discovered tools, so a grant
+ * replaced at run time (PUT …/mcp-grants/…) finds them; only granted agents are ever offered them.
  * A tool the registry refuses (e.g. a schema Ajv cannot compile) is disabled with a logged reason;
  * an unreachable server is logged and its supervisor keeps restarting it (docs/mcp.md).
  */
@@ -276,14 +284,30 @@ async function registerMcpTools(
         );
       granted.add(s);
     }
-  for (const result of await Promise.all([...granted].sort().map((s) => mcp.discover(s)))) {
+  for (const result of await Promise.all([...mcp.serverIds].sort().map((s) => mcp.discover(s)))) {
     for (const tool of result.tools) {
       try {
         registry.register(tool);
       } catch (e) {
         if (!(e instanceof ConfigurationError)) throw e;
         log.warn('mcp tool disabled', { server: result.serverId, tool: tool.spec.name, reason: e.message });
+        mcp.markDisabled(result.serverId, tool.spec.name, e.message);
       }
     }
   }
+  // Re-discovery (tools/list_changed, a restart, an operator start): the registry follows the
+  // server; sessions keep the tool list they pinned (SessionToolCache).
+  mcp.onRediscovered = (result) => {
+    const prefix = `mcp.${result.serverId}.`;
+    for (const t of registry.list()) if (t.spec.name.startsWith(prefix)) registry.unregister(t.spec.name);
+    for (const tool of result.tools) {
+      try {
+        registry.register(tool);
+      } catch (e) {
+        log.warn('mcp tool disabled', { server: result.serverId, tool: tool.spec.name, reason: (e as Error).message });
+        mcp.markDisabled(result.serverId, tool.spec.name, (e as Error).message);
+      }
+    }
+    log.info('mcp tools re-discovered', { server: result.serverId, tools: result.tools.length });
+  };
 }

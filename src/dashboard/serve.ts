@@ -15,7 +15,13 @@ interface Res {
 type Next = () => void;
 
 /** Client-side routes of the dashboard: each answers the same index.html. */
-const PAGES = [/^\/$/, /^\/console\/?$/, /^\/sessions\/[0-9a-f-]{36}\/?$/i, /^\/runs\/[0-9a-f-]{36}\/?$/i];
+const PAGES = [
+  /^\/$/,
+  /^\/console\/?$/,
+  /^\/mcp\/?$/,
+  /^\/sessions\/[0-9a-f-]{36}\/?$/i,
+  /^\/runs\/[0-9a-f-]{36}\/?$/i,
+];
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

@@ -1,3 +1,4 @@
+import { isMcpToolGranted, parseMcpToolName, type McpServerGrant } from './mcp-grants';
 import type { RunLimits } from './run/limits';
 
 /** An agent is configuration, not a subclass (plan §6.1). Persisted with its version before use. */
@@ -12,25 +13,33 @@ export interface AgentSpec {
   readonly enabledSkills: readonly string[];
   /** MCP servers whose discovered tools (`mcp.<server>.<tool>`) this agent may use (docs/mcp.md). */
   readonly mcpServers?: readonly string[];
+  /**
+   * The effective per-server grants (default allow/deny + per-tool overrides): the agent file's,
+   * replaced per server by an operator's (`PUT /v1/agents/{id}/mcp-grants/{server}`). When absent,
+   * every server in `mcpServers` is granted with default allow.
+   */
+  readonly mcpGrants?: readonly McpServerGrant[];
   readonly policyProfile: string;
   readonly limits: RunLimits;
   readonly metadata: Readonly<Record<string, unknown>>;
 }
 
-const MCP_TOOL = /^mcp\.([a-z][a-z0-9_]*)\.[a-z][a-z0-9_]*$/;
+type ToolAccess = Pick<AgentSpec, 'enabledTools' | 'mcpServers' | 'mcpGrants'>;
 
-/** Whether the agent may use the tool: listed in `enabledTools`, or an MCP tool of a granted server. */
-export function isToolEnabled(agent: Pick<AgentSpec, 'enabledTools' | 'mcpServers'>, name: string): boolean {
-  if (agent.enabledTools.includes(name)) return true;
-  const m = MCP_TOOL.exec(name);
-  return m !== null && (agent.mcpServers ?? []).includes(m[1]);
+/** The agent's effective MCP grants (an `mcp_servers` list means default allow on each). */
+export function mcpGrantsOf(agent: Pick<AgentSpec, 'mcpServers' | 'mcpGrants'>): readonly McpServerGrant[] {
+  return agent.mcpGrants ?? (agent.mcpServers ?? []).map((serverId) => ({ serverId, default: 'allow', tools: {} }));
 }
 
-/** `enabledTools` plus every registered MCP tool of a server the agent is granted. */
-export function enabledToolNames(
-  agent: Pick<AgentSpec, 'enabledTools' | 'mcpServers'>,
-  registeredNames: readonly string[],
-): string[] {
-  const mcp = registeredNames.filter((n) => MCP_TOOL.test(n) && isToolEnabled(agent, n));
+/** Whether the agent may use the tool: listed in `enabledTools`, or an MCP tool its grants allow. */
+export function isToolEnabled(agent: ToolAccess, name: string): boolean {
+  if (agent.enabledTools.includes(name)) return true;
+  return isMcpToolGranted(mcpGrantsOf(agent), name);
+}
+
+/** `enabledTools` plus every registered MCP tool the agent's grants allow. */
+export function enabledToolNames(agent: ToolAccess, registeredNames: readonly string[]): string[] {
+  const grants = mcpGrantsOf(agent);
+  const mcp = registeredNames.filter((n) => parseMcpToolName(n) !== null && isMcpToolGranted(grants, n));
   return [...agent.enabledTools, ...mcp];
 }

@@ -1,4 +1,4 @@
-import { enabledToolNames, type AgentSpec } from '../domain/agent';
+import { enabledToolNames, mcpGrantsOf, type AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
 import { ContextBuildError, ContextOverflow, LeaseFencedError, ModelPermanentError } from '../domain/errors';
 import type { NewEvent } from '../domain/events/payloads';
@@ -29,6 +29,7 @@ import { backoffMs, classifyModelError } from './retry';
 import { LoopStopped, stopReasonOf } from './stop-reason';
 import { ToolPipeline, type ToolCallOutcome } from './tool-pipeline';
 import { RunTelemetry, withTraceId, type AttemptSpan } from './tracing';
+import type { SessionToolCache } from './session-tool-cache';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
@@ -51,6 +52,8 @@ export interface RunLoopDeps {
   readonly metrics?: Metrics;
   /** The context engine (plan §11); one with the extractive compactor over `store` when absent. */
   readonly context?: ContextEngine;
+  /** Tool definitions pinned per session (MCP tools may change under a running session); optional. */
+  readonly sessionTools?: SessionToolCache;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */
@@ -227,13 +230,22 @@ export class RunLoop {
         errorCode: 'configuration_error',
       };
     }
-    const toolSpecs = deps.registry.definitionsFor(
-      enabledToolNames(
-        agent,
-        deps.registry.list().map((t) => t.spec.name),
-      ),
-      principal.scopes,
-    );
+    const computeTools = () =>
+      deps.registry.definitionsFor(
+        enabledToolNames(
+          agent,
+          deps.registry.list().map((t) => t.spec.name),
+        ),
+        principal.scopes,
+      );
+    const toolSpecs = deps.sessionTools
+      ? deps.sessionTools.get(
+          claim.sessionId,
+          // A replaced grant is a new key: the session then sees the tools its new grant allows.
+          `${agent.id}@${agent.version}:${[...principal.scopes].sort().join(',')}:${JSON.stringify(mcpGrantsOf(agent))}`,
+          computeTools,
+        )
+      : computeTools();
 
     // Resume point: the latest checkpoint when it is for the current step; otherwise the log decides.
     const cp = await deps.checkpoints.latest(claim.runId);

@@ -48,6 +48,11 @@ export class ToolRegistry {
     this.tools.set(spec.name, { tool, validateInput, validateOutput });
   }
 
+  /** Removes a tool (MCP re-discovery replaces a server's tools); a no-op for an unknown name. */
+  unregister(name: string): void {
+    this.tools.delete(name);
+  }
+
   /** The tool registered under `name`, or undefined. */
   get(name: string): Tool | undefined {
     return this.tools.get(name)?.tool;

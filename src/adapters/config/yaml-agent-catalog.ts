@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Ajv from 'ajv';
 import { parse } from 'yaml';
-import type { AgentSpec } from '../../domain/agent';
+import { mcpGrantsOf, type AgentSpec } from '../../domain/agent';
+import { withGrant, type GrantDecision, type McpServerGrant } from '../../domain/mcp-grants';
 import { ConfigurationError } from '../../domain/errors';
 import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { Database } from '../postgres/database';
@@ -33,7 +34,29 @@ const agentSchema = {
     model_policy: { type: 'string', minLength: 1 },
     enabled_tools: { type: 'array', items: { type: 'string' } },
     enabled_skills: { type: 'array', items: { type: 'string' } },
-    mcp_servers: { type: 'array', items: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,31}$' } },
+    // A list of granted servers (default allow), or per server {default, tools: {<tool>: allow|deny}}.
+    mcp_servers: {
+      anyOf: [
+        { type: 'array', items: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,31}$' } },
+        {
+          type: 'object',
+          propertyNames: { pattern: '^[a-z][a-z0-9_]{0,31}$' },
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['default'],
+            properties: {
+              default: { enum: ['allow', 'deny'] },
+              tools: {
+                type: 'object',
+                propertyNames: { pattern: '^[a-z][a-z0-9_]*$' },
+                additionalProperties: { enum: ['allow', 'deny'] },
+              },
+            },
+          },
+        },
+      ],
+    },
     policy_profile: { type: 'string' },
     limits: limitsSchema,
     metadata: { type: 'object' },
@@ -48,7 +71,7 @@ interface AgentYaml {
   model_policy: string;
   enabled_tools: string[];
   enabled_skills?: string[];
-  mcp_servers?: string[];
+  mcp_servers?: string[] | Record<string, { default: GrantDecision; tools?: Record<string, GrantDecision> }>;
   policy_profile: string;
   limits: {
     max_steps: number;
@@ -77,6 +100,15 @@ export function loadAgentFiles(dir: string, modelPolicyOverride: string | null =
         throw new ConfigurationError(`${file}: ${e?.instancePath || '(root)'} ${e?.message ?? 'is invalid'}`, { file });
       }
       const a = raw as unknown as AgentYaml;
+      const grants: McpServerGrant[] | null =
+        a.mcp_servers === undefined
+          ? null
+          : Array.isArray(a.mcp_servers)
+            ? a.mcp_servers.map((serverId) => ({ serverId, default: 'allow' as const, tools: {} }))
+            : Object.entries(a.mcp_servers)
+                .map(([serverId, g]) => ({ serverId, default: g.default, tools: g.tools ?? {} }))
+                .sort((x, y) => (x.serverId < y.serverId ? -1 : 1));
+      const mcpServers = grants?.map((g) => g.serverId) ?? [];
       return {
         id: a.id,
         version: a.version,
@@ -85,7 +117,8 @@ export function loadAgentFiles(dir: string, modelPolicyOverride: string | null =
         modelPolicy: modelPolicyOverride ?? a.model_policy,
         enabledTools: a.enabled_tools,
         enabledSkills: a.enabled_skills ?? [],
-        mcpServers: a.mcp_servers ?? [],
+        mcpServers,
+        ...(grants ? { mcpGrants: grants } : {}),
         policyProfile: a.policy_profile,
         limits: {
           maxSteps: a.limits.max_steps,
@@ -97,7 +130,12 @@ export function loadAgentFiles(dir: string, modelPolicyOverride: string | null =
           deadlineSeconds: a.limits.deadline_seconds ?? null,
         },
         // The grant is stored in the metadata column (no schema change); toSpec reads it back.
-        metadata: a.mcp_servers === undefined ? (a.metadata ?? {}) : { ...a.metadata, mcp_servers: a.mcp_servers },
+        metadata:
+          grants === null
+            ? (a.metadata ?? {})
+            : Array.isArray(a.mcp_servers)
+              ? { ...a.metadata, mcp_servers: mcpServers }
+              : { ...a.metadata, mcp_servers: mcpServers, mcp_grants: grants },
       };
     });
 }
@@ -155,7 +193,8 @@ export class YamlAgentCatalog implements AgentCatalog {
           e.instructions !== a.instructions ||
           canonical(e.enabled_tools) !== canonical(a.enabledTools) ||
           canonical(e.limits) !== canonical(a.limits) ||
-          canonical(e.metadata?.mcp_servers ?? []) !== canonical(a.mcpServers ?? [])
+          canonical(e.metadata?.mcp_servers ?? []) !== canonical(a.mcpServers ?? []) ||
+          canonical(e.metadata?.mcp_grants ?? null) !== canonical(a.metadata.mcp_grants ?? null)
         ) {
           throw new ConfigurationError(
             `agent ${a.id} v${a.version} differs from the stored v${a.version}; bump its version`,
@@ -177,8 +216,24 @@ export class YamlAgentCatalog implements AgentCatalog {
     return r.rows[0] ? this.withOverride(toSpec(r.rows[0])) : null;
   }
 
-  private withOverride(spec: AgentSpec): AgentSpec {
-    return this.modelPolicyOverride ? { ...spec, modelPolicy: this.modelPolicyOverride } : spec;
+  /**
+   * Operator grants (`agent_mcp_grants`, written by `PUT /v1/agents/{id}/mcp-grants/{server}`)
+   * replace the agent file's grant for their server, for every version of the agent.
+   */
+  private async withOverride(spec: AgentSpec): Promise<AgentSpec> {
+    const rows = await this.db.query<{
+      server_id: string;
+      default_decision: GrantDecision;
+      tools: Record<string, GrantDecision>;
+    }>('SELECT server_id, default_decision, tools FROM agent_mcp_grants WHERE agent_id = $1', [spec.id]);
+    let out = this.modelPolicyOverride ? { ...spec, modelPolicy: this.modelPolicyOverride } : spec;
+    if (rows.rows.length > 0) {
+      let grants: McpServerGrant[] = [...mcpGrantsOf(spec)];
+      for (const row of rows.rows)
+        grants = withGrant(grants, { serverId: row.server_id, default: row.default_decision, tools: row.tools });
+      out = { ...out, mcpGrants: grants, mcpServers: grants.map((g) => g.serverId) };
+    }
+    return out;
   }
 }
 
@@ -205,8 +260,14 @@ function toSpec(r: Record<string, unknown>): AgentSpec {
     policyProfile: String(r.policy_profile),
     limits: r.limits as AgentSpec['limits'],
     mcpServers: mcpServersOf(r.metadata),
+    ...grantsOf(r.metadata),
     metadata: r.metadata as Record<string, unknown>,
   };
+}
+
+function grantsOf(metadata: unknown): { mcpGrants?: McpServerGrant[] } {
+  const v = (metadata as { mcp_grants?: unknown } | null)?.mcp_grants;
+  return Array.isArray(v) ? { mcpGrants: v as McpServerGrant[] } : {};
 }
 
 function mcpServersOf(metadata: unknown): string[] {

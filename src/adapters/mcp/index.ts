@@ -5,7 +5,8 @@ import { mapTools } from './mcp-tools';
 import { DEFAULT_RESTART_POLICY, McpServerSupervisor, type RestartPolicy, type ServerStatus } from './supervisor';
 
 export { loadMcpConfig, parseMcpConfig, RESERVED_DOMAINS, UNCLASSIFIED } from './mcp-config';
-export type { McpConfig, McpServerConfig } from './mcp-config';
+export type { McpConfig, McpServerConfig, McpHttpAuth } from './mcp-config';
+export { MCP_PROTOCOL_VERSIONS } from './mcp-config';
 export { mcpToolName, classify, limitOutput } from './mcp-tools';
 export { DEFAULT_RESTART_POLICY } from './supervisor';
 export type { RestartPolicy, ServerStatus } from './supervisor';
@@ -18,16 +19,36 @@ export interface DiscoveryResult {
   readonly error: string | null;
 }
 
+/** What `GET /v1/mcp/servers` reports per server. */
+export interface McpServerReport extends ServerStatus {
+  /** Tools offered after the last discovery (disabled ones excluded). */
+  readonly toolCount: number;
+  readonly disabledTools: readonly { readonly name: string; readonly reason: string }[];
+}
+
 /** All configured MCP servers of one process, each under its own supervisor. */
 export class McpHub {
   private readonly supervisors = new Map<string, McpServerSupervisor>();
+  private readonly discovered = new Map<string, DiscoveryResult>();
+  /** Set by the composition root: called with a fresh discovery after list_changed or a restart. */
+  onRediscovered: ((result: DiscoveryResult) => void) | null = null;
 
   constructor(
     readonly config: McpConfig,
     private readonly log: Logger,
     policy: RestartPolicy = DEFAULT_RESTART_POLICY,
   ) {
-    for (const s of config.servers) this.supervisors.set(s.id, new McpServerSupervisor(s, log, policy));
+    for (const s of config.servers) {
+      const sup = new McpServerSupervisor(s, log, policy);
+      sup.onToolsChanged = () => {
+        // Only servers someone discovered (granted to an agent) are re-discovered.
+        if (!this.discovered.has(s.id)) return;
+        void this.discover(s.id).then((r) => {
+          if (r.error === null) this.onRediscovered?.(r);
+        });
+      };
+      this.supervisors.set(s.id, sup);
+    }
   }
 
   get serverIds(): string[] {
@@ -41,16 +62,53 @@ export class McpHub {
       const mapped = mapTools(sup, await sup.listTools());
       for (const d of mapped.disabled)
         this.log.warn('mcp tool disabled', { server: serverId, tool: d.name, reason: d.reason });
-      return { serverId, tools: mapped.tools, disabled: mapped.disabled, error: null };
+      const result = { serverId, tools: mapped.tools, disabled: mapped.disabled, error: null };
+      this.discovered.set(serverId, result);
+      return result;
     } catch (e) {
       const error = (e as Error).message;
       this.log.error('mcp server_unavailable: discovery failed', { server: serverId, error });
-      return { serverId, tools: [], disabled: [], error };
+      const result = { serverId, tools: [], disabled: [], error };
+      if (!this.discovered.has(serverId)) this.discovered.set(serverId, result);
+      return result;
     }
   }
 
-  status(): ServerStatus[] {
-    return [...this.supervisors.values()].map((s) => s.status());
+  /** Records tools the registry refused (e.g. a schema strict Ajv cannot compile) as disabled. */
+  markDisabled(serverId: string, name: string, reason: string): void {
+    const d = this.discovered.get(serverId);
+    if (!d) return;
+    this.discovered.set(serverId, {
+      ...d,
+      tools: d.tools.filter((t) => t.spec.name !== name),
+      disabled: [...d.disabled.filter((x) => x.name !== name), { name, reason }],
+    });
+  }
+
+  status(): McpServerReport[] {
+    return [...this.supervisors.values()].map((s) => {
+      const d = this.discovered.get(s.config.id);
+      return { ...s.status(), toolCount: d?.tools.length ?? 0, disabledTools: d?.disabled ?? [] };
+    });
+  }
+
+  has(serverId: string): boolean {
+    return this.supervisors.has(serverId);
+  }
+
+  /** Operator actions (`POST /v1/mcp/servers/{id}/start|stop|restart`); start and restart reset the restart window. */
+  async control(serverId: string, action: 'start' | 'stop' | 'restart'): Promise<McpServerReport> {
+    const sup = this.supervisor(serverId);
+    this.log.info('mcp server operator action', { server: serverId, action });
+    try {
+      if (action === 'stop') await sup.stop();
+      else if (action === 'start') await sup.start();
+      else await sup.restart();
+    } catch (e) {
+      // The state and last error say why; the caller reports them.
+      this.log.warn('mcp server operator action failed', { server: serverId, action, error: (e as Error).message });
+    }
+    return this.status().find((s) => s.id === serverId)!;
   }
 
   /** The running child's pid, or null. */

@@ -6,7 +6,7 @@ import { ConfigurationError } from '../../domain/errors';
 import type { IdempotencyClass, RiskLevel, SideEffectClass } from '../../domain/tools/tool-spec';
 
 /**
- * `config/mcp.yaml` (docs/mcp.md): versioned list of MCP servers. Only stdio is supported so far.
+ * `config/mcp.yaml` (docs/mcp.md): versioned list of MCP servers over stdio or Streamable HTTP.
  * A malformed file is refused at startup with a ConfigurationError naming the server and field.
  */
 export const MCP_CONFIG_VERSION = 1;
@@ -39,14 +39,35 @@ export const UNCLASSIFIED: McpClassification = {
   requiredScopes: [],
 };
 
+/**
+ * Where an HTTP server's credential comes from: the NAME of an environment variable, read at each
+ * request (never at load, never stored in config objects, events or logs), sent as
+ * `<header>: <scheme> <value>` (or the bare value when `scheme` is empty).
+ */
+export interface McpHttpAuth {
+  readonly env: string;
+  readonly header: string;
+  readonly scheme: string;
+}
+
+/** MCP protocol versions this client can speak (the SDK's supported list); `protocol_version` pins one. */
+export const MCP_PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+
 export interface McpServerConfig {
   readonly id: string;
-  readonly transport: 'stdio';
+  readonly transport: 'stdio' | 'http';
+  /** stdio only ('' for http). */
   readonly command: string;
   readonly args: readonly string[];
   readonly cwd: string | null;
   /** Names of parent environment variables passed to the child; it gets nothing else. */
   readonly envAllowlist: readonly string[];
+  /** http only: the Streamable HTTP endpoint. */
+  readonly url: string | null;
+  /** http only: the auth reference, or null for none. */
+  readonly auth: McpHttpAuth | null;
+  /** A pinned protocol version for the initialize handshake, or null to offer the newest. */
+  readonly protocolVersion: string | null;
   readonly startupTimeoutMs: number;
   readonly callTimeoutSeconds: number;
   readonly maxOutputBytes: number;
@@ -81,16 +102,40 @@ const serverSchema = {
     id: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,31}$' },
     transport: {
       type: 'object',
-      additionalProperties: false,
-      required: ['type', 'command'],
-      properties: {
-        type: { const: 'stdio' },
-        command: { type: 'string', minLength: 1 },
-        args: { type: 'array', items: { type: 'string' } },
-        cwd: { type: 'string', minLength: 1 },
-        env_allowlist: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' } },
+      required: ['type'],
+      properties: { type: { enum: ['stdio', 'http'] } },
+      if: { properties: { type: { const: 'http' } } },
+      then: {
+        additionalProperties: false,
+        required: ['type', 'url'],
+        properties: {
+          type: { const: 'http' },
+          url: { type: 'string', minLength: 1 },
+          auth: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['env'],
+            properties: {
+              env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+              header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              scheme: { type: 'string', pattern: '^[A-Za-z0-9-]*$' },
+            },
+          },
+        },
+      },
+      else: {
+        additionalProperties: false,
+        required: ['type', 'command'],
+        properties: {
+          type: { const: 'stdio' },
+          command: { type: 'string', minLength: 1 },
+          args: { type: 'array', items: { type: 'string' } },
+          cwd: { type: 'string', minLength: 1 },
+          env_allowlist: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' } },
+        },
       },
     },
+    protocol_version: { enum: MCP_PROTOCOL_VERSIONS },
     startup_timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 300 },
     call_timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
     max_output_bytes: { type: 'integer', minimum: 256, maximum: 16777216 },
@@ -169,7 +214,16 @@ export function parseMcpConfig(
     version: number;
     servers: {
       id: string;
-      transport: { type: 'stdio'; command: string; args?: string[]; cwd?: string; env_allowlist?: string[] };
+      transport: {
+        type: 'stdio' | 'http';
+        command?: string;
+        args?: string[];
+        cwd?: string;
+        env_allowlist?: string[];
+        url?: string;
+        auth?: { env: string; header?: string; scheme?: string };
+      };
+      protocol_version?: string;
       startup_timeout_seconds?: number;
       call_timeout_seconds?: number;
       max_output_bytes?: number;
@@ -197,21 +251,60 @@ export function parseMcpConfig(
     const where = (field: string) => `${source}: server ${s.id}: field ${field}`;
     const tools: Record<string, McpClassification> = {};
     for (const [name, c] of Object.entries(s.tools ?? {})) tools[name] = classification(c)!;
-    return {
+    const common = {
       id: s.id,
+      protocolVersion: s.protocol_version ?? null,
+      startupTimeoutMs: Math.round((s.startup_timeout_seconds ?? 20) * 1000),
+      callTimeoutSeconds: s.call_timeout_seconds ?? 30,
+      maxOutputBytes: s.max_output_bytes ?? 65_536,
+      classification: classification(s.classification),
+      tools,
+    };
+    if (s.transport.type === 'http') {
+      const url = expand(s.transport.url!, vars, where('transport.url'));
+      let parsed: URL;
+      try {
+        parsed = new URL(url);
+      } catch {
+        throw new ConfigurationError(`${where('transport.url')}: not a valid URL`, {
+          server: s.id,
+          field: 'transport.url',
+        });
+      }
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+        throw new ConfigurationError(`${where('transport.url')}: must be an http(s) URL`, {
+          server: s.id,
+          field: 'transport.url',
+        });
+      if (parsed.username || parsed.password)
+        throw new ConfigurationError(
+          `${where('transport.url')}: must not embed credentials; use transport.auth with an environment variable`,
+          { server: s.id, field: 'transport.url' },
+        );
+      const a = s.transport.auth;
+      return {
+        ...common,
+        transport: 'http' as const,
+        command: '',
+        args: [],
+        cwd: null,
+        envAllowlist: [],
+        url: parsed.toString(),
+        auth: a ? { env: a.env, header: a.header ?? 'Authorization', scheme: a.scheme ?? 'Bearer' } : null,
+      };
+    }
+    return {
+      ...common,
       transport: 'stdio' as const,
-      command: expand(s.transport.command, vars, where('transport.command')),
+      command: expand(s.transport.command!, vars, where('transport.command')),
       args: (s.transport.args ?? []).map((a, i) => expand(a, vars, where(`transport.args.${i}`))),
       cwd:
         s.transport.cwd === undefined
           ? null
           : path.resolve(configDir, expand(s.transport.cwd, vars, where('transport.cwd'))),
       envAllowlist: s.transport.env_allowlist ?? [],
-      startupTimeoutMs: Math.round((s.startup_timeout_seconds ?? 20) * 1000),
-      callTimeoutSeconds: s.call_timeout_seconds ?? 30,
-      maxOutputBytes: s.max_output_bytes ?? 65_536,
-      classification: classification(s.classification),
-      tools,
+      url: null,
+      auth: null,
     };
   });
   return { version: doc.version, servers };

@@ -2,7 +2,8 @@ import type { ToolResultTrust } from '../../domain/events/payloads';
 import type { IdempotencyClass, RiskLevel, SideEffectClass, ToolResult, ToolSpec } from '../../domain/tools/tool-spec';
 import type { Tool, ToolExecutionContext } from '../../ports/tool';
 import { UNCLASSIFIED, type McpClassification, type McpServerConfig } from './mcp-config';
-import { McpServerUnavailable, type DiscoveredTool, type McpServerSupervisor } from './supervisor';
+import { redactCredentials } from './redact';
+import { McpProtocolFault, McpServerUnavailable, type DiscoveredTool, type McpServerSupervisor } from './supervisor';
 
 const SIDE_EFFECT_ORDER: readonly SideEffectClass[] = ['none', 'read', 'workspace_write', 'external_write', 'control'];
 const RISK_ORDER: readonly RiskLevel[] = ['low', 'medium', 'high', 'critical'];
@@ -61,7 +62,9 @@ export class McpTool implements Tool {
   async execute(args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult> {
     const serverId = this.supervisor.config.id;
     try {
-      const out = await this.supervisor.callTool(this.mcpName, args, ctx.signal, this.spec.timeoutSeconds * 1000);
+      const raw = await this.supervisor.callTool(this.mcpName, args, ctx.signal, this.spec.timeoutSeconds * 1000);
+      // A credential we handed the server (env allowlist, HTTP auth) never comes back out of it.
+      const out = redactCredentials(raw, this.supervisor.config);
       const output = limitOutput(
         {
           server: serverId,
@@ -80,16 +83,29 @@ export class McpTool implements Tool {
         };
       }
       return { ok: true, output };
-    } catch (e) {
-      if (e instanceof McpServerUnavailable)
+    } catch (caught) {
+      const e = redactCredentials(
+        caught instanceof Error
+          ? { message: caught.message, code: (caught as { code?: unknown }).code, original: caught }
+          : caught,
+        this.supervisor.config,
+      );
+      if (caught instanceof McpProtocolFault)
+        return {
+          ok: false,
+          errorCode: 'mcp_protocol_error',
+          message: `${this.spec.name}: ${(e as { message: string }).message.slice(0, 500)} (server_id=${serverId})`,
+          retryable: false,
+        };
+      if (caught instanceof McpServerUnavailable)
         return {
           ok: false,
           errorCode: 'mcp_server_unavailable',
-          message: `${e.message} (server_id=${serverId})`,
+          message: `${(e as { message: string }).message} (server_id=${serverId})`,
           retryable: true,
         };
       const err = e as { code?: unknown; message?: string };
-      const message = String(err.message ?? e);
+      const message = String(err.message ?? caught);
       if (err.code === -32001 || /timed out/i.test(message))
         return {
           ok: false,

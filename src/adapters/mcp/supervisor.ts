@@ -1,7 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../ports/logger';
 import type { McpServerConfig } from './mcp-config';
+import { ObservedTransport } from './observed-transport';
+import { redactCredentials } from './redact';
 
 /** Restart policy (ClotoCore §3.1.2 semantics): restart only on failure, base 1 s doubling, capped 30 s. */
 export interface RestartPolicy {
@@ -22,13 +26,21 @@ export type ServerState = 'idle' | 'starting' | 'ready' | 'backoff' | 'failed' |
 
 export interface ServerStatus {
   readonly id: string;
+  readonly transport: 'stdio' | 'http';
   readonly state: ServerState;
   readonly restarts: number;
   readonly lastError: string | null;
   readonly pid: number | null;
   /** The server's self-reported name while connected. */
   readonly server: string | null;
+  /** The protocol version agreed in the initialize handshake while connected. */
+  readonly protocolVersion: string | null;
+  /** Counters since process start, for a metrics port to read (calls, failed calls, protocol errors). */
+  readonly counters: { readonly calls: number; readonly failedCalls: number; readonly protocolErrors: number };
 }
+
+/** The server broke the protocol during a call (invalid JSON-RPC, wrong shapes): the call fails, nothing crashes. */
+export class McpProtocolFault extends Error {}
 
 /** A discovered tool as the server described it (no SDK type leaves this folder). */
 export interface DiscoveredTool {
@@ -63,7 +75,11 @@ export interface CallOutcome {
 export class McpServerSupervisor {
   private state: ServerState = 'idle';
   private client: Client | null = null;
-  private transport: StdioClientTransport | null = null;
+  private transport: ObservedTransport | null = null;
+  private readonly inFlight = new Set<AbortController>();
+  private counters = { calls: 0, failedCalls: 0, protocolErrors: 0 };
+  /** Called when the server announces `notifications/tools/list_changed` or reconnects after a failure. */
+  onToolsChanged: (() => void) | null = null;
   private starting: Promise<Client> | null = null;
   private failures: number[] = [];
   private restarts = 0;
@@ -81,11 +97,14 @@ export class McpServerSupervisor {
   status(): ServerStatus {
     return {
       id: this.config.id,
+      transport: this.config.transport,
       state: this.state,
       restarts: this.restarts,
       lastError: this.lastError,
       pid: this.transport?.pid ?? null,
       server: this.client?.getServerVersion()?.name ?? null,
+      protocolVersion: this.state === 'ready' ? (this.transport?.negotiatedVersion ?? null) : null,
+      counters: { ...this.counters },
     };
   }
 
@@ -101,7 +120,7 @@ export class McpServerSupervisor {
       throw new McpServerUnavailable(this.config.id, this.lastError ?? this.state);
     if (this.state === 'backoff')
       throw new McpServerUnavailable(this.config.id, `restarting after failure: ${this.lastError ?? 'unknown'}`);
-    return this.start();
+    return this.launch();
   }
 
   async listTools(): Promise<DiscoveredTool[]> {
@@ -129,8 +148,35 @@ export class McpServerSupervisor {
     signal: AbortSignal,
     timeoutMs: number,
   ): Promise<CallOutcome> {
-    const client = await this.ready();
-    const result = await client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs });
+    const generation = this.generation;
+    this.counters.calls++;
+    const fault = new AbortController();
+    this.inFlight.add(fault);
+    let result;
+    try {
+      const client = await this.ready();
+      result = await client.callTool({ name, arguments: args }, undefined, {
+        signal: AbortSignal.any([signal, fault.signal]),
+        timeout: timeoutMs,
+      });
+    } catch (e) {
+      this.counters.failedCalls++;
+      if (fault.signal.aborted && fault.signal.reason instanceof McpProtocolFault) throw fault.signal.reason;
+      if (this.config.transport === 'http' && isHttpConnectionFailure(e)) {
+        // The server went away or forgot our session (restarted): reconnect with backoff.
+        this.lastError = `connection failed: ${(e as Error).message}`.slice(0, 500);
+        this.log.warn('mcp http connection failed', { server: this.config.id, error: this.lastError });
+        if (generation === this.generation && this.state === 'ready') {
+          this.onFailure(generation);
+          await this.detach();
+        }
+        throw new McpServerUnavailable(this.config.id, this.lastError);
+      }
+      throw e;
+    } finally {
+      this.inFlight.delete(fault);
+    }
+    if (result.isError === true) this.counters.failedCalls++;
     return {
       isError: result.isError === true,
       content: Array.isArray(result.content) ? (result.content as unknown[]) : [],
@@ -141,7 +187,28 @@ export class McpServerSupervisor {
     };
   }
 
-  /** Stops the server for good (platform shutdown). */
+  /** Operator start: a stopped or failed server starts again with a fresh restart window. */
+  async start(): Promise<void> {
+    if (this.state === 'ready' || this.state === 'starting') {
+      await this.ready();
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.failures = [];
+    this.state = 'idle';
+    await this.ready();
+    this.onToolsChanged?.();
+  }
+
+  /** Operator restart: stop (if running) and start with a fresh restart window. */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.restarts++;
+    await this.start();
+  }
+
+  /** Stops the server (platform shutdown or operator stop); calls then fail fast until `start`. */
   async stop(): Promise<void> {
     this.state = 'stopped';
     this.generation++;
@@ -150,7 +217,7 @@ export class McpServerSupervisor {
     await this.detach();
   }
 
-  private start(): Promise<Client> {
+  private launch(): Promise<Client> {
     if (this.starting) return this.starting;
     this.state = 'starting';
     const generation = ++this.generation;
@@ -160,7 +227,21 @@ export class McpServerSupervisor {
     return this.starting;
   }
 
-  private async connect(generation: number): Promise<Client> {
+  private createTransport(): StdioClientTransport | StreamableHTTPClientTransport {
+    if (this.config.transport === 'http') {
+      const auth = this.config.auth;
+      const serverId = this.config.id;
+      // The credential is read from the environment at each request and only ever put in a header.
+      const authorizedFetch = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+        if (!auth) return fetch(url, init);
+        const value = process.env[auth.env];
+        if (!value) throw new Error(`auth reference ${auth.env} of MCP server ${serverId} is not set`);
+        const headers = new Headers(init?.headers);
+        headers.set(auth.header, auth.scheme ? `${auth.scheme} ${value}` : value);
+        return fetch(url, { ...init, headers });
+      };
+      return new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: authorizedFetch });
+    }
     const env: Record<string, string | undefined> = {};
     // The SDK merges its default environment in; blank those keys out unless allowlisted.
     for (const key of Object.keys(getDefaultEnvironment())) env[key] = undefined;
@@ -173,11 +254,30 @@ export class McpServerSupervisor {
       stderr: 'pipe',
     });
     transport.stderr?.on('data', (chunk: Buffer) =>
-      this.log.debug('mcp server stderr', { server: this.config.id, line: chunk.toString('utf8').slice(0, 500) }),
+      this.log.debug('mcp server stderr', {
+        server: this.config.id,
+        line: redactCredentials(chunk.toString('utf8'), this.config).slice(0, 500),
+      }),
+    );
+    return transport;
+  }
+
+  private async connect(generation: number): Promise<Client> {
+    const transport = new ObservedTransport(this.createTransport(), this.config.protocolVersion, (error) =>
+      this.onProtocolError(generation, error),
     );
     const client = new Client({ name: 'agent-core', version: '0.1.0' });
-    client.onerror = (e) => this.log.warn('mcp protocol error', { server: this.config.id, error: e.message });
+    client.onerror = (e) =>
+      this.log.warn('mcp transport error', {
+        server: this.config.id,
+        error: redactCredentials(e.message, this.config).slice(0, 500),
+      });
     client.onclose = () => this.onClosed(generation);
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      if (generation !== this.generation) return;
+      this.log.info('mcp tools list changed', { server: this.config.id });
+      this.onToolsChanged?.();
+    });
     this.transport = transport;
     try {
       await client.connect(transport, { timeout: this.config.startupTimeoutMs });
@@ -196,13 +296,33 @@ export class McpServerSupervisor {
     }
     this.client = client;
     this.state = 'ready';
-    this.log.info('mcp server ready', { server: this.config.id, pid: transport.pid, restarts: this.restarts });
+    this.log.info('mcp server ready', {
+      server: this.config.id,
+      transport: this.config.transport,
+      pid: transport.pid,
+      protocolVersion: transport.negotiatedVersion,
+      restarts: this.restarts,
+    });
     return client;
+  }
+
+  /**
+   * A message the server sent could not be parsed as JSON-RPC (or had the wrong shape): logged, and
+   * every call in flight on this connection fails as a protocol error instead of waiting for a
+   * reply that will never be matched. The connection itself stays up.
+   */
+  private onProtocolError(generation: number, error: Error): void {
+    if (generation !== this.generation) return;
+    this.counters.protocolErrors++;
+    const message = `invalid message from server: ${error.message}`.slice(0, 500);
+    this.log.error('mcp protocol error', { server: this.config.id, error: message });
+    for (const c of this.inFlight) c.abort(new McpProtocolFault(message));
   }
 
   private onClosed(generation: number): void {
     if (generation !== this.generation || this.state === 'stopped') return; // detached on purpose
-    this.lastError = 'server process exited';
+    if (this.state === 'starting') return; // a failed connect: its own catch records the reason
+    this.lastError = this.config.transport === 'http' ? 'connection closed' : 'server process exited';
     this.log.warn('mcp server exited', { server: this.config.id });
     this.client = null;
     this.transport = null;
@@ -231,7 +351,10 @@ export class McpServerSupervisor {
       this.timer = null;
       if (this.state !== 'backoff') return;
       this.restarts++;
-      this.start().catch(() => undefined); // a failed restart schedules the next one itself
+      this.launch().then(
+        () => this.onToolsChanged?.(), // re-discover: the restarted server may offer other tools
+        () => undefined, // a failed restart schedules the next one itself
+      );
     }, delay);
     this.timer.unref();
   }
@@ -248,4 +371,18 @@ export class McpServerSupervisor {
       // already gone
     }
   }
+}
+
+/**
+ * A Streamable HTTP failure that means "reconnect": the server is unreachable (fetch failed), or it
+ * answered 404/400 for our session (it restarted and forgot the session). JSON-RPC errors the server
+ * returns and timeouts are not.
+ */
+function isHttpConnectionFailure(e: unknown): boolean {
+  const err = e as { name?: string; code?: unknown; message?: string; cause?: unknown };
+  const message = String(err?.message ?? '');
+  if (/fetch failed|ECONNREFUSED|ECONNRESET|socket hang up|other side closed/i.test(message)) return true;
+  if (/auth reference .* is not set/.test(message)) return true;
+  if (/Streamable HTTP error/.test(message) && (err.code === 404 || err.code === 400 || err.code === 401)) return true;
+  return /No valid session|Session not found/i.test(message);
 }

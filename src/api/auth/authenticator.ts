@@ -3,6 +3,7 @@ import { AuthenticationError, ConfigurationError } from '../../domain/errors';
 import { LOCAL_PRINCIPAL, type Principal } from '../../domain/principal';
 import type { Logger } from '../../ports/logger';
 import type { ApiRequest } from '../request-context';
+import { ADMIN_SCOPE } from './scopes';
 import { loadTokenFile, sha256Hex } from './token-file';
 
 export interface AuthOptions {
@@ -49,7 +50,7 @@ export class Authenticator {
       const peer = req.socket.remoteAddress ?? '';
       if (!LOOPBACK.test(peer))
         throw new AuthenticationError('AUTH_MODE=dev accepts requests from this machine only', {});
-      return LOCAL_PRINCIPAL;
+      return LOCAL_ADMIN;
     }
     const header = req.headers.authorization;
     const m = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
@@ -77,3 +78,6 @@ export class Authenticator {
     }
   }
 }
+
+/** AUTH_MODE=dev: the local single user, who is also this deployment's operator (admin scope). */
+const LOCAL_ADMIN: Principal = { ...LOCAL_PRINCIPAL, scopes: new Set([...LOCAL_PRINCIPAL.scopes, ADMIN_SCOPE]) };

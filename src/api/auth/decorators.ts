@@ -2,13 +2,13 @@ import { createParamDecorator, SetMetadata, type ExecutionContext } from '@nestj
 import { AuthenticationError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import type { ApiRequest } from '../request-context';
-import type { ApiScope } from './scopes';
+import type { RouteScope } from './scopes';
 
 export const SCOPE_KEY = 'agent:required-scope';
 export const PUBLIC_KEY = 'agent:public';
 
 /** The one scope a route requires (matched exactly). */
-export const RequireScope = (scope: ApiScope) => SetMetadata(SCOPE_KEY, scope);
+export const RequireScope = (scope: RouteScope) => SetMetadata(SCOPE_KEY, scope);
 /** Health and the OpenAPI document: no authentication. */
 export const Public = () => SetMetadata(PUBLIC_KEY, true);
 

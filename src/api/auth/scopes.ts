@@ -12,6 +12,13 @@ export const API_SCOPES = [
 ] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
 
+/**
+ * Operator routes (MCP server control, agent grants). Not part of the `user` preset: a token gets
+ * it only by naming it (`agent auth token create --scopes admin`); AUTH_MODE=dev's local principal has it.
+ */
+export const ADMIN_SCOPE = 'admin';
+export type RouteScope = ApiScope | typeof ADMIN_SCOPE;
+
 /** The scope that lets a principal's runs use tools at all (see LOCAL_PRINCIPAL). */
 export const TOOL_USE_SCOPE = 'tools.use';
 
@@ -20,7 +27,7 @@ export const USER_PRESET = 'user';
 
 /** Every scope a token may hold: the API scopes and the scopes the builtin tools require. */
 export function scopeVocabulary(toolScopes: readonly string[]): ReadonlySet<string> {
-  return new Set<string>([...API_SCOPES, TOOL_USE_SCOPE, ...toolScopes]);
+  return new Set<string>([...API_SCOPES, ADMIN_SCOPE, TOOL_USE_SCOPE, ...toolScopes]);
 }
 
 /** Expands the `user` preset; refuses a name outside the vocabulary. */
@@ -33,8 +40,9 @@ export function expandScopes(
   const scopes = new Set<string>();
   const unknown: string[] = [];
   for (const name of names) {
-    if (name === USER_PRESET) for (const s of vocabulary) scopes.add(s);
-    else if (vocabulary.has(name)) scopes.add(name);
+    if (name === USER_PRESET) {
+      for (const s of vocabulary) if (s !== ADMIN_SCOPE) scopes.add(s);
+    } else if (vocabulary.has(name)) scopes.add(name);
     else unknown.push(name);
   }
   return { scopes, unknown };

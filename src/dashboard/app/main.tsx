@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { getToken, onAuthChange, setToken } from './api';
 import { ConsolePage } from './console';
+import { McpPage } from './mcp-page';
 import { Link, navigate, signInListeners } from './nav';
 import { RunPage } from './run-page';
 import { SessionPage } from './session-page';
@@ -62,6 +63,7 @@ function App() {
   else if ((m = /^\/sessions\/([0-9a-f-]{36})\/?$/i.exec(path))) page = <SessionPage key={m[1]} id={m[1]} />;
   else if ((m = /^\/runs\/([0-9a-f-]{36})\/?$/i.exec(path))) page = <RunPage key={m[1]} id={m[1]} />;
   else if (/^\/console\/?$/.test(path)) page = <ConsolePage />;
+  else if (/^\/mcp\/?$/.test(path)) page = <McpPage />;
   else page = <SessionsPage />;
   const here = (p: string) => (path === p || (p === '/' && path.startsWith('/sessions/')) ? 'page' : undefined);
   return (
@@ -80,6 +82,9 @@ function App() {
             onClick={(e) => (e.preventDefault(), navigate('/console'))}
           >
             Approvals
+          </a>
+          <a href="/mcp" aria-current={here('/mcp')} onClick={(e) => (e.preventDefault(), navigate('/mcp'))}>
+            MCP
           </a>
         </nav>
         {token ? (

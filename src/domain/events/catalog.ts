@@ -76,6 +76,11 @@ const workingState = obj({
   openQuestions: arr(str()),
   nextAction: nullable(str()),
 });
+const grantDecision = oneOfStr(['allow', 'deny']);
+const mcpGrant = obj({
+  default: grantDecision,
+  tools: { type: 'object', additionalProperties: grantDecision },
+});
 
 export interface CatalogEntry {
   /** The schema version new events of this type are written with. */
@@ -290,6 +295,27 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       sha256: str(),
       sizeBytes: int({ minimum: 0 }),
       storageUri: str(),
+    }),
+  },
+  'agent.mcp_grant.replaced': {
+    currentVersion: 1,
+    schema: obj({
+      agentId: str({ minLength: 1 }),
+      serverId: str({ minLength: 1 }),
+      grant: mcpGrant,
+      previous: nullable(mcpGrant),
+      revision: int({ minimum: 1 }),
+    }),
+  },
+  'run.skill.loaded': {
+    currentVersion: 1,
+    schema: obj({
+      invocationId: uuid(),
+      name: str({ minLength: 1 }),
+      version: str({ minLength: 1 }),
+      sha256: str({ pattern: '^[0-9a-f]{64}$' }),
+      source: oneOfStr(['package', 'mcp_prompt']),
+      missingTools: arr(str()),
     }),
   },
 };

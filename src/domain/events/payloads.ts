@@ -165,6 +165,23 @@ export interface EventPayloads {
     sizeBytes: number;
     storageUri: string;
   };
+  /** An operator replaced an agent's grant for one MCP server (docs/mcp.md, "Per-agent grants"). */
+  'agent.mcp_grant.replaced': {
+    agentId: string;
+    serverId: string;
+    grant: { default: 'allow' | 'deny'; tools: Record<string, 'allow' | 'deny'> };
+    previous: { default: 'allow' | 'deny'; tools: Record<string, 'allow' | 'deny'> } | null;
+    revision: number;
+  };
+  /** `skill.load` brought one skill's instructions into the run, pinned at this version (docs/skills.md). */
+  'run.skill.loaded': {
+    invocationId: string;
+    name: string;
+    version: string;
+    sha256: string;
+    source: 'package' | 'mcp_prompt';
+    missingTools: string[];
+  };
 }
 
 export type EventType = keyof EventPayloads;

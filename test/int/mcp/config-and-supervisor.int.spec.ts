@@ -20,7 +20,28 @@ describe('config/mcp.yaml', () => {
   });
 
   it.each([
-    [[server({ transport: { type: 'http', command: 'x' } })], /server everything: field transport\.type/],
+    [[server({ transport: { type: 'sse', command: 'x' } })], /server everything: field transport\.type/],
+    [
+      [server({ transport: { type: 'http', command: 'x' } })],
+      /server everything: field transport: missing field 'url'/,
+    ],
+    [
+      [server({ transport: { type: 'http', url: 'not a url' } })],
+      /server everything: field transport\.url: not a valid URL/,
+    ],
+    [
+      [server({ transport: { type: 'http', url: 'ftp://h/x' } })],
+      /server everything: field transport\.url: must be an http/,
+    ],
+    [
+      [server({ transport: { type: 'http', url: 'http://u:p@h/mcp' } })],
+      /server everything: field transport\.url: must not embed credentials/,
+    ],
+    [
+      [server({ transport: { type: 'http', url: 'http://h/mcp', auth: { env: 'bad name' } } })],
+      /server everything: field transport\.auth\.env/,
+    ],
+    [[server({ protocol_version: '1999-01-01' })], /server everything: field protocol_version/],
     [[server({ transport: { type: 'stdio' } })], /server everything: field transport: missing field 'command'/],
     [[server({ id: 'math' })], /server math: field id: collides with a builtin tool domain/],
     [[server({ id: 'mcp' })], /server mcp: field id/],

@@ -68,3 +68,88 @@ export async function until<T>(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** server-everything from npm in Streamable HTTP mode (`node dist/index.js streamableHttp`, `PORT`). */
+export async function startEverythingHttp(port: number): Promise<{ stop(): Promise<void>; pid: number }> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('server-everything (http) did not start')), 20_000);
+    child.stderr.on('data', (b: Buffer) => {
+      if (b.toString().includes('listening on port')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server-everything (http) exited with ${code}`)));
+  });
+  return {
+    pid: child.pid!,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
+}
+
+/**
+ * A reverse proxy in front of the HTTP server that refuses (401) any request without
+ * `Authorization: Bearer <token>` — the credential the platform must send, taken from the env.
+ */
+export async function startAuthProxy(
+  port: number,
+  targetPort: number,
+  token: string,
+): Promise<{ stop(): Promise<void>; seen: { authorized: number; refused: number } }> {
+  const http = await import('node:http');
+  const seen = { authorized: 0, refused: 0 };
+  const server = http.createServer((req, res) => {
+    if (req.headers.authorization !== `Bearer ${token}`) {
+      seen.refused++;
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
+      return;
+    }
+    seen.authorized++;
+    const headers = { ...req.headers };
+    delete headers.authorization;
+    const upstream = http.request(
+      { host: '127.0.0.1', port: targetPort, path: req.url, method: req.method, headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502).end();
+      else res.end();
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  return {
+    seen,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

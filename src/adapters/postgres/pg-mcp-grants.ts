@@ -1,0 +1,146 @@
+import { createHash } from 'node:crypto';
+import { mcpGrantsOf } from '../../domain/agent';
+import { NotFoundError } from '../../domain/errors';
+import type { GrantDecision, McpServerGrant } from '../../domain/mcp-grants';
+import type { Principal } from '../../domain/principal';
+import type { AgentCatalog } from '../../ports/agent-catalog';
+import type { Clock } from '../../ports/clock';
+import type { Database } from './database';
+import type { PgEventStore } from './event-store/pg-event-store';
+
+export interface EffectiveGrant {
+  readonly agentId: string;
+  readonly serverId: string;
+  /** null when the agent has no grant for the server (it never sees the server's tools). */
+  readonly grant: { readonly default: GrantDecision; readonly tools: Readonly<Record<string, GrantDecision>> } | null;
+  /** `operator` (replaced through the API), `agent_file` (config/agents), or `none`. */
+  readonly source: 'operator' | 'agent_file' | 'none';
+  /** Operator revision (0 when never replaced). */
+  readonly revision: number;
+  readonly updatedBy: string | null;
+  readonly updatedAt: string | null;
+  /** The session whose event log holds this agent's grant audit trail. */
+  readonly auditSessionId: string;
+}
+
+/** The audit session of an agent's grant changes: a stable id per (tenant, agent). */
+export function grantAuditSessionId(tenantId: string, agentId: string): string {
+  const h = createHash('sha256').update(`mcp-grant-audit\u0000${tenantId}\u0000${agentId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+const AUDIT_PRINCIPAL = 'system:mcp-grant-audit';
+
+/**
+ * Operator grants of MCP servers to agents (docs/mcp.md "Per-agent grants"). A replacement is one
+ * transaction: the audit event `agent.mcp_grant.replaced` (in the agent's audit session, created
+ * on first use) and the `agent_mcp_grants` row the agent catalog overlays on the agent file.
+ */
+export class PgMcpGrants {
+  constructor(
+    private readonly db: Database,
+    private readonly store: PgEventStore,
+    private readonly agents: AgentCatalog,
+    private readonly clock: Clock,
+  ) {}
+
+  async get(principal: Principal, agentId: string, serverId: string): Promise<EffectiveGrant> {
+    const agent = await this.agents.current(agentId);
+    if (!agent) throw new NotFoundError(`unknown agent "${agentId}"`, { agentId });
+    const row = (
+      await this.db.query<{ revision: number; updated_by: string; updated_at: Date }>(
+        'SELECT revision, updated_by, updated_at FROM agent_mcp_grants WHERE agent_id = $1 AND server_id = $2',
+        [agentId, serverId],
+      )
+    ).rows[0];
+    // `current` already overlays operator rows on the agent file.
+    const g = mcpGrantsOf(agent).find((x) => x.serverId === serverId) ?? null;
+    return {
+      agentId,
+      serverId,
+      grant: g ? { default: g.default, tools: g.tools } : null,
+      source: row ? 'operator' : g ? 'agent_file' : 'none',
+      revision: row?.revision ?? 0,
+      updatedBy: row?.updated_by ?? null,
+      updatedAt: row ? new Date(row.updated_at).toISOString() : null,
+      auditSessionId: grantAuditSessionId(principal.tenantId, agentId),
+    };
+  }
+
+  async replace(
+    principal: Principal,
+    agentId: string,
+    serverId: string,
+    grant: { default: GrantDecision; tools: Record<string, GrantDecision> },
+  ): Promise<EffectiveGrant> {
+    const agent = await this.agents.current(agentId);
+    if (!agent) throw new NotFoundError(`unknown agent "${agentId}"`, { agentId });
+    const previous: McpServerGrant | undefined = mcpGrantsOf(agent).find((x) => x.serverId === serverId);
+    const sessionId = grantAuditSessionId(principal.tenantId, agentId);
+    await this.db.transaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [sessionId]);
+      const row = (
+        await client.query<{ revision: number }>(
+          'SELECT revision FROM agent_mcp_grants WHERE agent_id = $1 AND server_id = $2 FOR UPDATE',
+          [agentId, serverId],
+        )
+      ).rows[0];
+      const revision = (row?.revision ?? 0) + 1;
+      const exists = (await client.query('SELECT 1 FROM sessions WHERE id = $1', [sessionId])).rows.length > 0;
+      if (!exists)
+        await this.store.appendWith(
+          client,
+          sessionId,
+          [
+            {
+              type: 'session.created',
+              actorType: 'system',
+              data: {
+                agentId,
+                agentVersion: agent.version,
+                principalId: AUDIT_PRINCIPAL,
+                title: `MCP grant audit of agent ${agentId}`,
+                metadata: { audit: 'mcp_grants' },
+              },
+            },
+          ],
+          { tenantId: principal.tenantId },
+        );
+      await this.store.appendWith(
+        client,
+        sessionId,
+        [
+          {
+            type: 'agent.mcp_grant.replaced',
+            actorType: 'admin',
+            actorId: principal.principalId,
+            data: {
+              agentId,
+              serverId,
+              grant: { default: grant.default, tools: { ...grant.tools } },
+              previous: previous ? { default: previous.default, tools: { ...previous.tools } } : null,
+              revision,
+            },
+          },
+        ],
+        { tenantId: principal.tenantId },
+      );
+      await client.query(
+        `INSERT INTO agent_mcp_grants (agent_id, server_id, default_decision, tools, revision, updated_by, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (agent_id, server_id) DO UPDATE SET default_decision = $3, tools = $4, revision = $5,
+           updated_by = $6, updated_at = $7`,
+        [
+          agentId,
+          serverId,
+          grant.default,
+          JSON.stringify(grant.tools),
+          revision,
+          principal.principalId,
+          this.clock.nowIso(),
+        ],
+      );
+    });
+    return this.get(principal, agentId, serverId);
+  }
+}
