@@ -1,0 +1,76 @@
+import { sessionProjection } from '../../src/domain/projections/session-projection';
+import type { StoredEvent } from '../../src/domain/events/payloads';
+
+const base = {
+  id: 1,
+  sessionId: 's',
+  schemaVersion: 1,
+  actorType: 'system',
+  actorId: null,
+  tenantId: 'local',
+  traceId: null,
+} as const;
+const ev = (sequence: number, type: string, data: Record<string, unknown>, runId: string | null = 'r') =>
+  ({
+    ...base,
+    runId,
+    sequence,
+    type,
+    data,
+    createdAt: `2026-11-30T10:00:${String(sequence).padStart(2, '0')}.000Z`,
+  }) as unknown as StoredEvent;
+
+function foldAll(events: StoredEvent[]): Record<string, unknown>[] {
+  const rows: Record<string, unknown>[] = [];
+  let row: Record<string, unknown> | undefined;
+  for (const e of events) {
+    row = sessionProjection.evolve(row, e);
+    rows.push(row!);
+  }
+  return rows;
+}
+
+describe('the session projection (v2)', () => {
+  const events = [
+    ev(
+      1,
+      'session.created',
+      { agentId: 'general', agentVersion: 1, principalId: 'p', title: null, metadata: {} },
+      null,
+    ),
+    ev(2, 'user.message.created', { messageId: 'm', content: [{ type: 'text', text: 'hi' }] }, null),
+    ev(3, 'run.queued', { agentId: 'general' }),
+    ev(4, 'run.claimed', { workerId: 'w', leaseEpoch: 1, attempt: 1 }),
+    ev(5, 'model.request.started', { modelCallId: 'c' }),
+    ev(6, 'tool.call.started', { invocationId: 'i' }),
+    ev(7, 'assistant.message.completed', { messageId: 'a', text: '391' }),
+    ev(8, 'run.completed', { messageId: 'a' }),
+    ev(9, 'run.checkpointed', { checkpointVersion: 1, step: 1 }),
+  ];
+  const rows = foldAll(events);
+
+  it('advances next_event_sequence on every event', () => {
+    expect(rows.map((r) => r.next_event_sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it("moves updated_at only when the session's own state changes, so most appends leave the indexed column alone", () => {
+    const at = (seq: number) => `2026-11-30T10:00:0${seq}.000Z`;
+    expect(rows.map((r) => r.updated_at)).toEqual([
+      at(1), // created
+      at(2), // message_count 0 → 1
+      at(3), // active_run_id, last_run_id
+      at(3), // run.claimed: nothing of the session changed
+      at(3), // model call
+      at(3), // tool call
+      at(7), // message_count 1 → 2
+      at(8), // active_run_id cleared
+      at(8), // an event after the run's end
+    ]);
+    expect(rows[7]).toMatchObject({ active_run_id: null, last_run_id: 'r', message_count: 2 });
+  });
+
+  it('moves updated_at when the session is deleted', () => {
+    const deleted = sessionProjection.evolve(rows[8], ev(10, 'session.deleted', {}, null))!;
+    expect(deleted).toMatchObject({ status: 'deleted', updated_at: '2026-11-30T10:00:10.000Z' });
+  });
+});

@@ -1,0 +1,54 @@
+import { SessionStateCache } from '../../src/adapters/postgres/event-store/session-state-cache';
+import { PROJECTIONS, type Projection, type Row } from '../../src/domain/projections';
+import type { StoredEvent } from '../../src/domain/events/payloads';
+
+const [sessions, runs] = PROJECTIONS;
+const modelCalls = PROJECTIONS.find((p) => p.name === 'model_calls')!;
+type State = Map<Projection, Map<string, Row>>;
+const state = (entries: [Projection, Row[]][]): State =>
+  new Map(entries.map(([p, rows]) => [p, new Map(rows.map((r) => [String(r[p.keyColumn!]), r]))]));
+const draft = (type: string, runId: string | null, data: Record<string, unknown> = {}) =>
+  ({ sessionId: 's', runId, type, data }) as unknown as StoredEvent;
+
+describe('the session state cache', () => {
+  it("keeps the session row and the rows of the batch's runs only, so an entry does not grow with the session's history", () => {
+    const cache = new SessionStateCache();
+    const read = state([
+      [sessions, [{ id: 's', next_event_sequence: 40 }]],
+      [runs, [{ id: 'old' }, { id: 'r2' }]],
+      [modelCalls, [{ id: 'c-old', run_id: 'old' }]],
+    ]);
+    const changed = state([
+      [runs, [{ id: 'r2', step_count: 1 }]],
+      [modelCalls, [{ id: 'c2', run_id: 'r2' }]],
+    ]);
+    cache.store('s', 41, read, changed, '', 0, new Set(['r2']));
+
+    const hit = cache.lookup('s', [draft('model.response.completed', 'r2', { modelCallId: 'c2' })], 1);
+    expect(hit?.sequence).toBe(41);
+    expect([...hit!.state.get(runs)!.keys()]).toEqual(['r2']);
+    expect(hit!.state.get(runs)!.get('r2')).toEqual({ id: 'r2', step_count: 1 });
+    expect([...hit!.state.get(modelCalls)!.keys()]).toEqual(['c2']);
+    expect(hit!.state.get(sessions)!.get('s')).toEqual({ id: 's', next_event_sequence: 40 });
+
+    // A row that was dropped is a miss: the append reads it instead of trusting the cache.
+    expect(cache.lookup('s', [draft('run.cancel_requested', 'old')], 1)).toBeUndefined();
+  });
+
+  it('hands out the stored state without copying it, and a later store never mutates it', () => {
+    const cache = new SessionStateCache();
+    cache.store('s', 1, state([[sessions, [{ id: 's', next_event_sequence: 1 }]]]), new Map(), '', 0, new Set());
+    const first = cache.lookup('s', [draft('user.message.created', null)], 1)!;
+    cache.store('s', 2, first.state, state([[sessions, [{ id: 's', next_event_sequence: 2 }]]]), '', 1, new Set());
+    expect(first.state.get(sessions)!.get('s')).toEqual({ id: 's', next_event_sequence: 1 });
+    expect(
+      cache
+        .lookup('s', [draft('user.message.created', null)], 2)!
+        .state.get(sessions)!
+        .get('s'),
+    ).toEqual({
+      id: 's',
+      next_event_sequence: 2,
+    });
+  });
+});
