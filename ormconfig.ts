@@ -5,6 +5,7 @@ import { RunReadModels1764500100000 } from './migrations/1764500100000-RunReadMo
 import { ToolLifecycle1764500200000 } from './migrations/1764500200000-ToolLifecycle';
 import { ModelPrices1764500300000 } from './migrations/1764500300000-ModelPrices';
 import { ModelCallVersions1764500500000 } from './migrations/1764500500000-ModelCallVersions';
+import { ArtifactStore1764600000000 } from './migrations/1764600000000-ArtifactStore';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
 export const MIGRATIONS = [
@@ -13,6 +14,7 @@ export const MIGRATIONS = [
   ToolLifecycle1764500200000,
   ModelPrices1764500300000,
   ModelCallVersions1764500500000,
+  ArtifactStore1764600000000,
 ];
 
 /**

@@ -1,5 +1,6 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { FsArtifactStore } from '../adapters/artifacts/fs-artifact-store';
 import { loadAgentFiles, YamlAgentCatalog } from '../adapters/config/yaml-agent-catalog';
 import { createLogger, silentLogger } from '../adapters/logging/pino-logger';
 import { loadMcpConfig, McpHub, type RestartPolicy } from '../adapters/mcp';
@@ -55,6 +56,8 @@ export interface Platform {
   readonly queue: PgRunQueue;
   readonly agents: YamlAgentCatalog;
   readonly registry: ToolRegistry;
+  /** The artifact store (plan §7, §18.4): bytes under `settings.artifactDir`, metadata in `artifacts`. */
+  readonly artifacts: FsArtifactStore;
   /** Supervised MCP servers of config/mcp.yaml (docs/mcp.md); empty when none are configured. */
   readonly mcp: McpHub;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
@@ -119,10 +122,12 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     const agents = await YamlAgentCatalog.open(db, agentFiles, process.env.AGENT_MODEL_POLICY || null);
     const registry = new ToolRegistry();
     const toolRecords = new PgToolRecords(db);
+    const artifacts = new FsArtifactStore({ db, root: settings.artifactDir, clock, ids, log, events: store });
     // Per-session workspaces live under $AGENT_DATA_DIR/workspaces/<tenant>/<session>.
     for (const tool of createPlatformTools({
       workspaceRoot: path.join(settings.dataDir, 'workspaces'),
       demoWrites: toolRecords,
+      artifacts,
     }))
       registry.register(tool);
     mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy);
@@ -167,6 +172,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }),
           records: toolRecords,
           policy,
+          artifacts: { store: artifacts, ttlSeconds: settings.artifactToolResultTtlSeconds },
         },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );
@@ -181,6 +187,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       queue,
       agents,
       registry,
+      artifacts,
       mcp,
       toolRecords,
       policy,
@@ -216,6 +223,12 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           everyMs: o.reaperIntervalMs ?? 5000,
           run: () => approvals.expireDue(policy.document.approvals.onExpiry),
         };
+        // Expired artifacts and unreferenced blobs (docs/artifacts.md); AGENT_ARTIFACT_SWEEP_SECONDS=0 disables.
+        const artifactSweep = {
+          name: 'artifact-expiry',
+          everyMs: settings.artifactSweepSeconds * 1000,
+          run: () => artifacts.sweepExpired(clock.nowIso()),
+        };
         return new HousekeepingWorker(
           queue,
           createRunLoop(),
@@ -224,7 +237,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           ids,
           log,
           workerSettings,
-          [reaper],
+          settings.artifactSweepSeconds > 0 ? [reaper, artifactSweep] : [reaper],
         );
       },
       rebuildProjections: (o) => rebuildProjections(db, o),

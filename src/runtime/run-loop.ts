@@ -26,6 +26,7 @@ const USAGE_API_TIMEOUT_MS = 5_000;
 import { backoffMs, classifyModelError } from './retry';
 import { LoopStopped, stopReasonOf } from './stop-reason';
 import { ToolPipeline, type ToolCallOutcome } from './tool-pipeline';
+import type { ToolResultArtifacts } from './tool-result-artifacts';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
@@ -44,6 +45,8 @@ export interface RunLoopDeps {
   readonly records: ToolRecordStore;
   /** The deterministic, versioned tool policy (plan §9). */
   readonly policy: PolicyEngine;
+  /** Where oversized tool results are kept (plan §18.4); without it they are only truncated. */
+  readonly artifacts?: ToolResultArtifacts;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */
@@ -82,6 +85,7 @@ export class RunLoop {
       policy: deps.policy,
       clock: deps.clock,
       ids: deps.ids,
+      artifacts: deps.artifacts,
     });
   }
 

@@ -11,6 +11,7 @@ import type { PolicyDecision, PolicyEngine } from '../policy/policy-engine';
 import { argumentsHash, type ToolRegistry } from '../tools/registry';
 import { extensionsOf } from '../tools/tool-extensions';
 import { approvalSummary, UNTRUSTED_NOTICE } from '../domain/tools/outcomes';
+import { fitToolResult, type ToolResultArtifacts } from './tool-result-artifacts';
 
 /** How many identical calls with identical results a run may make before it is stopped as a loop. */
 export const LOOP_THRESHOLD = 3;
@@ -46,6 +47,8 @@ export interface ToolPipelineDeps {
   readonly policy: PolicyEngine;
   readonly clock: Clock;
   readonly ids: IdFactory;
+  /** Oversized results are stored here whole; the model gets an excerpt and the reference (plan §18.4). */
+  readonly artifacts?: ToolResultArtifacts;
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'denied']);
@@ -237,8 +240,20 @@ export class ToolPipeline {
     const trust = await this.trustOf(ext.trust ?? 'internal_tool', ctx.runId, result.output);
     const labelled =
       trust === 'external_untrusted' ? { trust, notice: UNTRUSTED_NOTICE, data: result.output } : result.output;
-    // 10: truncate; 11: persist.
-    const { output, truncated } = truncate(labelled, tool.spec.maximumOutputBytes);
+    // 10: truncate, keeping an oversized result whole as an artifact; 11: persist.
+    const { output, truncated } = await fitToolResult(
+      labelled,
+      tool.spec,
+      {
+        tenantId: ctx.principal.tenantId,
+        principalId: ctx.principal.principalId,
+        runId: ctx.runId,
+        sessionId: ctx.sessionId,
+        invocationId,
+        nowMs: clock.nowMs(),
+      },
+      this.deps.artifacts,
+    );
     await append([
       ev({
         type: 'tool.call.completed',

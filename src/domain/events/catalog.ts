@@ -224,14 +224,15 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
     }),
   },
   'artifact.created': {
-    currentVersion: 1,
+    currentVersion: 2,
     schema: obj({
       artifactId: uuid(),
-      name: str(),
+      name: str({ minLength: 1, maxLength: 255 }),
       mediaType: str(),
-      sha256: str(),
+      sha256: str({ pattern: '^[0-9a-f]{64}$' }),
       sizeBytes: int({ minimum: 0 }),
-      storageUri: str(),
+      source: str({ minLength: 1 }),
+      expiresAt: nullable(str()),
     }),
   },
 };

@@ -135,7 +135,9 @@ export interface EventPayloads {
     mediaType: string;
     sha256: string;
     sizeBytes: number;
-    storageUri: string;
+    /** What produced it (`artifact.export`, `tool_result`, `sandbox.run_command`, …). */
+    source: string;
+    expiresAt: string | null;
   };
 }
 

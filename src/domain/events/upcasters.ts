@@ -14,6 +14,8 @@ export type Upcaster = (payload: Record<string, unknown>) => Record<string, unkn
  * - approval.requested v1 → v2 adds `actionKind`; v1 approvals were all policy approvals of a tool call.
  * - model.request.started v1 → v2 adds `profileName`, `profileVersion` and `registryVersion`; v1
  *   never recorded which profile or registry routed the call, so they are null (unknown).
+ * - artifact.created v1 → v2 drops `storageUri` (storage locations never reach the log) and adds
+ *   `source` and `expiresAt`; v1 was defined but never written, so `unknown` and null are only for form.
  */
 export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'user.message.created@1': (p) => ({
@@ -23,6 +25,7 @@ export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'tool.call.completed@1': (p) => ({ ...p, trust: 'internal_tool' }),
   'approval.requested@1': (p) => ({ ...p, actionKind: 'tool_call' }),
   'model.request.started@1': (p) => ({ ...p, profileName: null, profileVersion: null, registryVersion: null }),
+  'artifact.created@1': ({ storageUri: _dropped, ...p }) => ({ ...p, source: 'unknown', expiresAt: null }),
 };
 
 /** Upcasts a stored payload to the current version, or names the event id when it cannot. */

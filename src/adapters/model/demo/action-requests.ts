@@ -7,6 +7,7 @@
  *   "write <text> to <path>"     -> workspace.write_text {path, content}
  *   "read <path>"                -> workspace.read_text {path}
  *   "list files"                 -> workspace.list_files {}
+ *   "export <path>"              -> artifact.export {path}
  *   "call <tool> with <JSON object>" -> exactly that tool with exactly those arguments
  *                                   (builtin or MCP; anything but a JSON object falls through)
  */
@@ -16,6 +17,7 @@ export type ActionRequest =
   | { readonly kind: 'write'; readonly path: string; readonly content: string }
   | { readonly kind: 'read'; readonly path: string }
   | { readonly kind: 'list' }
+  | { readonly kind: 'export'; readonly path: string }
   | { readonly kind: 'call'; readonly name: string; readonly arguments: Record<string, unknown> };
 
 const unquote = (s: string) => s.trim().replace(/^["'\u201c](.*)["'\u201d]$/s, '$1');
@@ -35,6 +37,7 @@ export function parseActionRequest(message: string): ActionRequest | null {
     return { kind: 'write', path: unquote(r[2]), content: unquote(r[1]) };
   if ((r = /^read\s+(\S+?)[.!?]*$/i.exec(m))) return { kind: 'read', path: unquote(r[1]) };
   if (/^(?:list|show)(?: the| my)? files[.!?]*$/i.test(m)) return { kind: 'list' };
+  if ((r = /^export\s+(\S+?)[.!?]*$/i.exec(m))) return { kind: 'export', path: unquote(r[1]) };
   return null;
 }
 

@@ -16,9 +16,10 @@ export const EXTERNAL_WRITE_TOOL = 'demo.external_write';
 export const WRITE_TOOL = 'workspace.write_text';
 export const READ_TOOL = 'workspace.read_text';
 export const LIST_TOOL = 'workspace.list_files';
+export const EXPORT_TOOL = 'artifact.export';
 
 /** Which rule produced the decision; reported in provider metadata for debugging. */
-export type DemoRule = 'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list' | 'call';
+export type DemoRule = 'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list' | 'call' | 'export';
 
 export type DemoDecision =
   | {
@@ -116,6 +117,12 @@ function actionStep(a: ActionRequest, offered: ReadonlySet<string>, after: reado
           ? 'The workspace is empty.'
           : `The workspace has ${files.length} file(s): ${files.map((f) => f.path).join(', ')}.`;
       });
+    case 'export':
+      return toolStep('export', EXPORT_TOOL, { path: a.path }, offered, after, (r) =>
+        r.isError
+          ? `I could not export ${a.path}: ${errorMessage(r.output)}`
+          : `Exported ${a.path} as artifact ${field(r.output, 'artifact_id')} (${field(r.output, 'size_bytes')} bytes, sha256 ${field(r.output, 'sha256')}).`,
+      );
   }
 }
 
