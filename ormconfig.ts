@@ -6,6 +6,7 @@ import { ToolLifecycle1764500200000 } from './migrations/1764500200000-ToolLifec
 import { ModelPrices1764500300000 } from './migrations/1764500300000-ModelPrices';
 import { ModelCallVersions1764500500000 } from './migrations/1764500500000-ModelCallVersions';
 import { ArtifactStore1764600000000 } from './migrations/1764600000000-ArtifactStore';
+import { TrajectoryExport1764610000000 } from './migrations/1764610000000-TrajectoryExport';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
 export const MIGRATIONS = [
@@ -15,6 +16,7 @@ export const MIGRATIONS = [
   ModelPrices1764500300000,
   ModelCallVersions1764500500000,
   ArtifactStore1764600000000,
+  TrajectoryExport1764610000000,
 ];
 
 /**

@@ -40,6 +40,7 @@ import { ApprovalService } from '../application/approvals/approval-service';
 import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
 import { ToolRegistry } from '../tools/registry';
+import { createTrajectories, type Trajectories } from './trajectory';
 
 /**
  * The composition root: the one place adapters are bound to ports. The API process, the worker
@@ -60,6 +61,8 @@ export interface Platform {
   readonly artifacts: FsArtifactStore;
   /** Supervised MCP servers of config/mcp.yaml (docs/mcp.md); empty when none are configured. */
   readonly mcp: McpHub;
+  /** Trajectory export, consent records and export jobs (plan §31, docs/trajectories.md). */
+  readonly trajectories: Trajectories;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
   readonly toolRecords: PgToolRecords;
   readonly policy: PolicyEngine;
@@ -154,6 +157,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       log.warn('model price history not recorded', { error: String(e) }),
     );
     const transient = new PgTransientPublisher(db);
+    const trajectories = createTrajectories({ db, agents, artifacts, clock, ids, log });
     const leaseMs = settings.leaseSeconds * 1000;
     const createRunLoop = (overrides: Partial<RunLoopSettings> = {}) =>
       new RunLoop(
@@ -189,6 +193,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       registry,
       artifacts,
       mcp,
+      trajectories,
       toolRecords,
       policy,
       approvals,
@@ -244,6 +249,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       listen: (channel) => new PgListenWakeup(handle.url, log, channel),
       async close() {
         await mcp?.close();
+        await trajectories.jobs.drain();
         await router.close();
         await store.close();
         await db.close();

@@ -97,6 +97,14 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
     currentVersion: 1,
     schema: obj({ attempt: int({ minimum: 1 }), deadlineAt: nullable(str()), traceId: nullable(str()) }),
   },
+  'run.consent_stamped': {
+    currentVersion: 1,
+    schema: obj({
+      principalId: str({ minLength: 1 }),
+      trajectoryExport: oneOfStr(['granted', 'withdrawn', 'absent']),
+      consentVersion: nullable(int({ minimum: 1 })),
+    }),
+  },
   'run.released': { currentVersion: 1, schema: obj({ workerId: str(), reason: str() }) },
   'run.checkpointed': {
     currentVersion: 1,

@@ -32,6 +32,12 @@ export interface EventPayloads {
   };
   'run.claimed': { workerId: string; leaseEpoch: number; attempt: number };
   'run.started': { attempt: number; deadlineAt: string | null; traceId: string | null };
+  /** The principal's trajectory-export consent as evaluated at the run's first start (plan §31, ADR 0016). */
+  'run.consent_stamped': {
+    principalId: string;
+    trajectoryExport: 'granted' | 'withdrawn' | 'absent';
+    consentVersion: number | null;
+  };
   'run.released': { workerId: string; reason: string };
   'run.checkpointed': { checkpointVersion: number; step: number };
   'run.cancel_requested': { reason: string | null };
