@@ -5,6 +5,7 @@ import { PgApprovalQueries } from '../adapters/postgres/pg-approval-queries';
 import { PgSessionQueries } from '../adapters/postgres/pg-session-queries';
 import { API_SETTINGS, EVENT_FEED, STREAM_HUBS, type ApiSettings } from '../api/api-tokens';
 import { ApprovalsController } from '../api/approvals.controller';
+import { ARTIFACT_STORE, ArtifactsController } from '../api/artifacts.controller';
 import { API_LOGGER, EventsController } from '../api/events.controller';
 import { HealthController } from '../api/health.controller';
 import { RunsController } from '../api/runs.controller';
@@ -63,7 +64,14 @@ export class AppModule {
       module: AppModule,
       imports: [CqrsModule.forRoot()],
       controllers: opts.http
-        ? [HealthController, SessionsController, RunsController, EventsController, ApprovalsController]
+        ? [
+            HealthController,
+            SessionsController,
+            RunsController,
+            EventsController,
+            ApprovalsController,
+            ArtifactsController,
+          ]
         : [],
       providers: [
         { provide: PLATFORM, useValue: platform },
@@ -79,6 +87,8 @@ export class AppModule {
         { provide: CLOCK, useValue: platform.clock },
         { provide: ID_FACTORY, useValue: platform.ids },
         { provide: APP_SETTINGS, useValue: appSettings },
+        // Artifact metadata and content, tenant- and principal-scoped in the controller (issue 8).
+        { provide: ARTIFACT_STORE, useValue: platform.artifacts },
         { provide: HEALTH_PROBE, useValue: createHealthProbe(platform.db) },
         ...(opts.http ? httpProviders(platform) : []),
         ...APPLICATION_HANDLERS,

@@ -320,10 +320,16 @@ async function writeHashed(
   return { sha256: hash.digest('hex'), sizeBytes };
 }
 
-/** Passes bytes through, hashing them; fails the stream at the end (or early, on excess) when they differ. */
+/**
+ * Passes bytes through, hashing them, and fails the stream when they differ from the metadata. The
+ * latest chunk is held back until the next one arrives, and the last one until the digest matched, so
+ * a consumer never receives the complete (recorded-length) content of a tampered file: an HTTP client
+ * whose response already has a Content-Length sees a short body, never a complete wrong one.
+ */
 class VerifyingStream extends Transform {
   private readonly hash: Hash = createHash('sha256');
   private seen = 0;
+  private held: Buffer | null = null;
 
   constructor(private readonly meta: ArtifactMetadata) {
     super();
@@ -334,7 +340,9 @@ class VerifyingStream extends Transform {
     if (this.seen > this.meta.sizeBytes)
       return done(this.mismatch(`more than the recorded ${this.meta.sizeBytes} bytes`));
     this.hash.update(chunk);
-    done(null, chunk);
+    const previous = this.held;
+    this.held = chunk;
+    done(null, previous ?? undefined);
   }
 
   override _flush(done: TransformCallback): void {
@@ -342,7 +350,7 @@ class VerifyingStream extends Transform {
       return done(this.mismatch(`${this.seen} bytes instead of the recorded ${this.meta.sizeBytes}`));
     const actual = this.hash.digest('hex');
     if (actual !== this.meta.sha256) return done(this.mismatch(`SHA-256 ${actual} instead of ${this.meta.sha256}`));
-    done();
+    done(null, this.held ?? undefined);
   }
 
   private mismatch(what: string): ArtifactIntegrityError {
