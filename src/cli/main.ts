@@ -7,6 +7,7 @@ import { registerEvalCommands } from './commands/eval';
 import { registerProcessCommands } from './commands/processes';
 import { registerProjectionCommands } from './commands/projections';
 import { registerRunCommands } from './commands/run';
+import { registerSandboxCommands } from './commands/sandboxd';
 import { registerTrajectoryCommands } from './commands/trajectory';
 
 /** The `agent` command. Every command calls the same application services as the HTTP API. */
@@ -28,6 +29,7 @@ Exit codes: 0 ok · 1 run/eval/verify did not succeed · 2 bad usage or input ·
   registerAuthCommands(program);
   registerApprovalCommands(program);
   registerChatCommands(program);
+  registerSandboxCommands(program);
   registerTrajectoryCommands(program);
   return program;
 }

@@ -39,6 +39,7 @@ import { PgToolRecords } from '../adapters/postgres/tools/pg-tool-records';
 import { ApprovalService } from '../application/approvals/approval-service';
 import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
+import { wireSandbox } from './sandbox';
 import { ToolRegistry } from '../tools/registry';
 import { createTrajectories, type Trajectories } from './trajectory';
 
@@ -133,6 +134,9 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       artifacts,
     }))
       registry.register(tool);
+    // sandbox.run_command: a client of the execution service `agent sandboxd` (docs/sandbox.md).
+    const sandbox = wireSandbox(settings, { artifacts, log });
+    registry.register(sandbox.tool);
     mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy);
     await registerMcpTools(mcp, agentFiles, registry, log);
     const policy = PolicyEngine.load(path.join(settings.configDir, 'policies'));
@@ -249,6 +253,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       listen: (channel) => new PgListenWakeup(handle.url, log, channel),
       async close() {
         await mcp?.close();
+        await sandbox.close();
         await trajectories.jobs.drain();
         await router.close();
         await store.close();

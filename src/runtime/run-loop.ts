@@ -474,7 +474,15 @@ export class RunLoop {
     pending: { calls: readonly ToolCallItem[]; malformed: CheckpointState['malformedToolCalls'] },
     signal: AbortSignal,
   ): Promise<Outcome | 'stopped' | Suspension | null> {
-    const ctx = { runId: claim.runId, sessionId: claim.sessionId, step, agent, principal, signal };
+    const ctx = {
+      runId: claim.runId,
+      sessionId: claim.sessionId,
+      step,
+      agent,
+      principal,
+      signal,
+      deadlineAt: run.deadlineAt,
+    };
     const append = (events: NewEvent[]) => this.append(claim, events).then(() => undefined);
     // Malformed calls become proposed calls whose arguments failed to parse; the model is told so.
     const calls: ToolCallItem[] = [

@@ -23,6 +23,8 @@ export interface ToolCallContext {
   readonly agent: AgentSpec;
   readonly principal: Principal;
   readonly signal: AbortSignal;
+  /** The run's deadline, passed to tools (sandbox.run_command bounds its timeout by it). */
+  readonly deadlineAt?: string | null;
 }
 
 /** Writes events for one run (fenced by the caller's lease). */
@@ -399,6 +401,7 @@ export class ToolPipeline {
           idempotencyKey: key,
           clock: this.deps.clock,
           signal: controller.signal,
+          deadlineAt: ctx.deadlineAt ?? null,
         }),
         timeout,
       ]);

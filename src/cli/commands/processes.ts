@@ -5,6 +5,7 @@ import { migrateToLatest, openDatabase, serviceLogger } from '../../composition/
 import { loadDotEnv, loadSettings } from '../../config/settings';
 import { createHttpApp } from '../../composition/http';
 import { createPlatform } from '../../composition/platform';
+import { startSandboxService } from '../../composition/sandbox-supervisor';
 import { EXIT, exitCodeFor } from '../exit-codes';
 
 function fail(e: unknown): never {
@@ -88,6 +89,7 @@ async function runStart(): Promise<void> {
           }),
       ),
     );
+    await sandboxd?.stop();
     await handle.close();
     process.stderr.write('agent-core stopped\n');
     process.exit(EXIT.ok);
@@ -104,6 +106,9 @@ async function runStart(): Promise<void> {
   process.stderr.write(
     `agent-core starting: API on http://${settings.host}:${settings.port}, worker beside it; data: ${where}\n`,
   );
+  // The execution service first (scrubbed environment: no DATABASE_URL, keys or tokens), so the
+  // worker finds it on its socket; docs/sandbox.md.
+  const sandboxd = await startSandboxService(settings, entry, log, () => stopping);
   launch('api');
   launch('worker');
   await untilSignal();
