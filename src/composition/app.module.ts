@@ -10,6 +10,7 @@ import { API_LOGGER, EventsController } from '../api/events.controller';
 import { HealthController } from '../api/health.controller';
 import { RunsController } from '../api/runs.controller';
 import { SessionsController } from '../api/sessions.controller';
+import { TRAJECTORIES, TrajectoryController } from '../api/trajectory.controller';
 import { StreamHubs } from '../api/sse/stream-hubs';
 import { APPLICATION_HANDLERS } from '../application/handlers';
 import { TOOL_RECORDS } from '../application/approvals/tokens';
@@ -71,6 +72,7 @@ export class AppModule {
             EventsController,
             ApprovalsController,
             ArtifactsController,
+            TrajectoryController,
           ]
         : [],
       providers: [
@@ -87,6 +89,7 @@ export class AppModule {
         { provide: CLOCK, useValue: platform.clock },
         { provide: ID_FACTORY, useValue: platform.ids },
         { provide: APP_SETTINGS, useValue: appSettings },
+        { provide: TRAJECTORIES, useValue: platform.trajectories },
         // Artifact metadata and content, tenant- and principal-scoped in the controller (issue 8).
         { provide: ARTIFACT_STORE, useValue: platform.artifacts },
         { provide: HEALTH_PROBE, useValue: createHealthProbe(platform.db) },

@@ -50,7 +50,7 @@ export class PgExportJobs {
        VALUES ($1, $2, $3, $4, 'queued', $5)`,
       [id, tenantId, requestedBy, JSON.stringify(filters), this.clock.nowIso()],
     );
-    const p = this.execute(id, tenantId, filters).catch((e: unknown) =>
+    const p = this.execute(id, tenantId, requestedBy, filters).catch((e: unknown) =>
       this.log.error('trajectory export job crashed', { exportId: id, error: String(e) }),
     );
     this.running.add(p);
@@ -87,7 +87,7 @@ export class PgExportJobs {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  private async execute(id: string, tenantId: string, filters: ExportFilters): Promise<void> {
+  private async execute(id: string, tenantId: string, requestedBy: string, filters: ExportFilters): Promise<void> {
     const started = await this.db.query(
       `UPDATE trajectory_exports SET status = 'running' WHERE id = $1 AND status = 'queued'`,
       [id],
@@ -102,6 +102,8 @@ export class PgExportJobs {
         const meta = await this.artifacts.put(
           {
             tenantId,
+            // Only the requester reads it through GET /v1/artifacts/{id}/content.
+            principalId: requestedBy,
             name: `trajectories-${id}.jsonl`,
             mediaType: 'application/x-ndjson',
             source: 'trajectory.export',
