@@ -1,11 +1,13 @@
 import { runAppendBench } from './append.bench';
 import { runRunsBench } from './runs.bench';
+import { runSandboxBench } from './sandbox.bench';
 import { runSseBench } from './sse.bench';
 
 /** Benchmark suites by name: `node dist/bench/run.js <name>` (or `npm run bench -- <name>`). Add new suites here. */
 const suites: Record<string, () => Promise<void>> = {
   append: runAppendBench,
   runs: runRunsBench,
+  sandbox: runSandboxBench,
   sse: runSseBench,
 };
 

@@ -42,7 +42,7 @@ export async function startSandboxService(
   };
   launch(0);
   try {
-    await waitForSocket(sandbox.socketPath, 15_000, child ?? undefined);
+    await waitForSocket(sandbox.socketPath, 60_000, child ?? undefined);
   } catch (e) {
     process.stderr.write(
       `agent-core: the execution service did not start (${e instanceof Error ? e.message : String(e)}); sandbox.run_command will report it unavailable\n`,

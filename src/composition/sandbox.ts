@@ -46,7 +46,7 @@ export function wireSandbox(
               opts.log.info('no execution service listening; starting agent sandboxd', { socket: sandbox.socketPath });
               child = spawnSandboxd(entry, env, 'ignore');
               child.once('exit', () => (child = null));
-              await waitForSocket(sandbox.socketPath, 15_000, child);
+              await waitForSocket(sandbox.socketPath, 60_000, child);
             }
           : undefined,
     });

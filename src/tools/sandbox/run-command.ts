@@ -61,9 +61,10 @@ export const RUN_COMMAND_SPEC: ToolSpec = {
   inputSchema: {
     type: 'object',
     properties: {
+      // A string is accepted by the schema only so that normalization can refuse it with a
+      // specific code (shell_string_refused) instead of a generic validation error.
       command: {
-        type: ['array', 'string'],
-        items: { type: 'string' },
+        anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'string' }],
         description: 'Argument vector, e.g. ["python3", "-c", "print(2+2)"].',
       },
       working_directory: { type: 'string', description: 'Directory relative to the workspace root (default ".").' },

@@ -4,7 +4,8 @@ import {
   effectiveTimeoutSeconds,
   MAX_ARGV_ENTRIES,
 } from '../../../src/domain/sandbox/request-checks';
-import { normalizeRunCommand } from '../../../src/tools/sandbox/run-command';
+import { createRunCommandTool, normalizeRunCommand, RUN_COMMAND_SPEC } from '../../../src/tools/sandbox/run-command';
+import { ToolRegistry } from '../../../src/tools/registry';
 import { loadSandboxSettings, sharedKernelRefusal } from '../../../src/config/sandbox-settings';
 import { scrubbedServiceEnv } from '../../../src/adapters/sandbox';
 import { splitArgv } from '../../../src/adapters/model/demo/action-requests';
@@ -149,5 +150,23 @@ describe('the demo phrasing "run <command and args>"', () => {
     expect(splitArgv('python3 -c print(2+2)')).toEqual(['python3', '-c', 'print(2+2)']);
     expect(splitArgv(`python3 -c "print('a b')"`)).toEqual(['python3', '-c', "print('a b')"]);
     expect(splitArgv(`echo 'x  y' z`)).toEqual(['echo', 'x  y', 'z']);
+  });
+});
+
+describe('registration', () => {
+  it('registers with the strict schema compiler and leaves the shell-string refusal to normalization', () => {
+    const registry = new ToolRegistry();
+    const tool = createRunCommandTool({
+      execution: null,
+      workspace: { readSeed: () => Promise.resolve([]), writeBack: () => Promise.resolve() },
+      limits: loadSandboxSettings({}, '/tmp/x').limits,
+      operatorCeilingSeconds: 120,
+      envAllowlist: DEFAULT_ENV_ALLOWLIST,
+    });
+    registry.register(tool);
+    expect(registry.validateArguments('sandbox.run_command', { command: ['ls', '-la'] }).ok).toBe(true);
+    expect(registry.validateArguments('sandbox.run_command', { command: 'ls -la' }).ok).toBe(true);
+    expect(registry.validateArguments('sandbox.run_command', { command: ['ls'], shell: true }).ok).toBe(false);
+    expect(RUN_COMMAND_SPEC).toMatchObject({ sideEffect: 'workspace_write', idempotency: 'non_idempotent' });
   });
 });
