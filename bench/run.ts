@@ -1,4 +1,5 @@
 import { runAppendBench } from './append.bench';
+import { runExportBench } from './export.bench';
 import { runRunsBench } from './runs.bench';
 import { runSandboxBench } from './sandbox.bench';
 import { runSseBench } from './sse.bench';
@@ -6,6 +7,7 @@ import { runSseBench } from './sse.bench';
 /** Benchmark suites by name: `node dist/bench/run.js <name>` (or `npm run bench -- <name>`). Add new suites here. */
 const suites: Record<string, () => Promise<void>> = {
   append: runAppendBench,
+  export: runExportBench,
   runs: runRunsBench,
   sandbox: runSandboxBench,
   sse: runSseBench,

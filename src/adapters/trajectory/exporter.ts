@@ -13,7 +13,7 @@ import { UUID_PATTERN } from '../postgres/keyset-cursor';
 import { replaceSecrets, TrajectoryVerificationError, verifyDocument } from './redaction';
 
 /** Runs read per page: their terminal events in one query, then all their events in a second. */
-const PAGE_SIZE = 200;
+const PAGE_SIZE = 250;
 /** How long an export waits for transactions that were in progress when it started (ADR 0016). */
 const HORIZON_WAIT_MS = 5000;
 
@@ -145,7 +145,8 @@ export class TrajectoryExporter {
     let bytes = 0;
     const limit = f.limit ?? Number.POSITIVE_INFINITY;
 
-    pages: for (;;) {
+    // One page of lookahead: the next page is read while this one is built, redacted and written.
+    const fetchPage = async (from: Position) => {
       const page = await this.deps.db.query<{ run_id: string; tx: string; id: string }>(
         `SELECT run_id, transaction_id::text AS tx, id FROM events
           WHERE tenant_id = $1
@@ -160,41 +161,56 @@ export class TrajectoryExporter {
         [
           tenantId,
           TERMINAL_TYPES[f.status],
-          after.tx,
-          after.id,
+          from.tx,
+          from.id,
           f.sessionId ?? null,
           f.runId ?? null,
           f.since ?? null,
           PAGE_SIZE,
         ],
       );
-      if (page.rows.length === 0) break;
-      const byRun = await this.eventsOf(page.rows.map((r) => r.run_id));
-      await this.loadConsent(tenantId, byRun, consent);
-      for (const row of page.rows) {
-        const pos = { tx: row.tx, id: Number(row.id) };
-        scanned++;
-        lastExamined = pos;
-        const events = byRun.get(row.run_id) ?? [];
-        const doc = await this.documentFor(events, consent);
-        if (doc === 'no_consent') skippedNoConsent++;
-        else if (doc !== null) {
-          const line = `${JSON.stringify(doc)}\n`;
-          await write(line);
-          exported++;
-          bytes += Buffer.byteLength(line);
-          redactions += doc.redaction.replaced;
-          if (doc.outcome.label === 'succeeded') succeeded++;
-          else failed++;
-          principals[doc.principal_id] = (principals[doc.principal_id] ?? 0) + 1;
-          const c = consent.get(doc.principal_id);
-          if (c) consentVersions.set(doc.principal_id, c.version);
+      if (page.rows.length === 0) return null;
+      return { rows: page.rows, byRun: await this.eventsOf(page.rows.map((r) => r.run_id)) };
+    };
+    let pending: Promise<Awaited<ReturnType<typeof fetchPage>>> = fetchPage(after);
+    try {
+      pages: for (;;) {
+        const page = await pending;
+        if (!page) break;
+        const last = page.rows[page.rows.length - 1];
+        after = { tx: last.tx, id: Number(last.id) };
+        pending = page.rows.length < PAGE_SIZE ? Promise.resolve(null) : fetchPage(after);
+        await this.loadConsent(tenantId, page.byRun, consent);
+        let chunk = '';
+        for (const row of page.rows) {
+          scanned++;
+          lastExamined = { tx: row.tx, id: Number(row.id) };
+          const doc = await this.documentFor(page.byRun.get(row.run_id) ?? [], consent);
+          if (doc === 'no_consent') skippedNoConsent++;
+          else if (doc !== null) {
+            const line = `${JSON.stringify(doc)}\n`;
+            chunk += line;
+            exported++;
+            bytes += Buffer.byteLength(line);
+            redactions += doc.redaction.replaced;
+            if (doc.outcome.label === 'succeeded') succeeded++;
+            else failed++;
+            principals[doc.principal_id] = (principals[doc.principal_id] ?? 0) + 1;
+            const c = consent.get(doc.principal_id);
+            if (c) consentVersions.set(doc.principal_id, c.version);
+          }
+          if (exported >= limit) {
+            if (chunk !== '') await write(chunk);
+            break pages;
+          }
         }
-        if (exported >= limit) break pages;
+        // One write per page: fewer, larger writes.
+        if (chunk !== '') await write(chunk);
+        onProgress?.({ scanned, exported, skippedNoConsent });
       }
-      onProgress?.({ scanned, exported, skippedNoConsent });
-      after = { tx: page.rows[page.rows.length - 1].tx, id: Number(page.rows[page.rows.length - 1].id) };
-      if (page.rows.length < PAGE_SIZE) break;
+    } finally {
+      // A lookahead still in flight when the export stops early (limit, abort) must not go unhandled.
+      pending.catch(() => undefined);
     }
     const cursor = lastExamined ? encodeExportCursor(lastExamined) : (f.cursor ?? null);
     return {
