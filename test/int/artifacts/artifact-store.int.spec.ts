@@ -204,6 +204,28 @@ describe('the filesystem artifact store', () => {
     expect(fs.existsSync(keptFile)).toBe(true);
   });
 
+  it('is swept by every worker on its housekeeping schedule (AGENT_ARTIFACT_SWEEP_SECONDS)', async () => {
+    const w = await createTestPlatform(tdb.url, { artifactDir: root, artifactSweepSeconds: 1 });
+    const worker = w.platform.createWorker({ concurrency: 1, pollIntervalMs: 200, drainMs: 1000 });
+    try {
+      const meta = await store.put(
+        { ...base, name: 'swept.txt', expiresAt: new Date(Date.now() - 1000).toISOString() },
+        'swept by the worker',
+      );
+      const blob = path.join(root, storageKeyFor(meta.sha256));
+      await worker.start();
+      const end = Date.now() + 15_000;
+      while ((await t.platform.db.query('SELECT 1 FROM artifacts WHERE id = $1', [meta.id])).rowCount !== 0) {
+        if (Date.now() > end) throw new Error('the worker did not sweep the expired artifact');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(fs.existsSync(blob)).toBe(false);
+    } finally {
+      await worker.stop();
+      await w.close();
+    }
+  });
+
   it('records artifact.created on the run’s session — ids, name, type, size and checksum, never a path', async () => {
     const { runId, sessionId } = await t.submit('hello'); // queued; no worker runs here
     const local = { ...base, tenantId: 'local', runId, sessionId, principalId: 'local-user' };

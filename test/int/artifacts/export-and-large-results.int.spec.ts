@@ -79,7 +79,7 @@ describe('artifact.export', () => {
         sha256: sha(bytes),
       },
     });
-    const id = (r as { output: { artifact_id: string } }).output.artifact_id;
+    const id = (r as unknown as { output: { artifact_id: string } }).output.artifact_id;
     const content = await t.platform.artifacts.open('local', id);
     const chunks: Buffer[] = [];
     for await (const c of content!.stream) chunks.push(Buffer.from(c));
