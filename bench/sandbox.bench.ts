@@ -86,7 +86,8 @@ export async function runSandboxBench(): Promise<void> {
     root: path.join(dir, 'sandboxes'),
     envAllowlist: DEFAULT_ENV_ALLOWLIST,
   });
-  const socketPath = path.join(dir, 'sandboxd.sock');
+  // The socket's directory becomes 0700; the workspaces' ancestors must stay searchable by the sandbox uid.
+  const socketPath = path.join(dir, 'run', 'sandboxd.sock');
   const service = new SandboxService({ socketPath, adapter, log: silentLogger });
   await service.start();
   const client = new SandboxClient({ socketPath });

@@ -116,10 +116,13 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       },
     });
     try {
-      const r = await this.execute(env, { argv: ['true'] });
+      const r = await this.execute(env, { argv: ['true'] }).catch((e: unknown) => ({
+        exitCode: -1,
+        stderr: Buffer.from(e instanceof Error ? e.message : String(e)),
+      }));
       if (r.exitCode !== 0)
         throw new Error(
-          `bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1)`,
+          `bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), or a parent directory of ${this.opts.root} is not searchable (o+x) by the sandbox uid`,
         );
     } finally {
       await this.destroy(env);
