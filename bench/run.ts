@@ -1,4 +1,5 @@
 import { runAppendBench } from './append.bench';
+import { runArtifactsBench } from './artifacts.bench';
 import { runExportBench } from './export.bench';
 import { runRunsBench } from './runs.bench';
 import { runSandboxBench } from './sandbox.bench';
@@ -7,6 +8,7 @@ import { runSseBench } from './sse.bench';
 /** Benchmark suites by name: `node dist/bench/run.js <name>` (or `npm run bench -- <name>`). Add new suites here. */
 const suites: Record<string, () => Promise<void>> = {
   append: runAppendBench,
+  artifacts: runArtifactsBench,
   export: runExportBench,
   runs: runRunsBench,
   sandbox: runSandboxBench,
