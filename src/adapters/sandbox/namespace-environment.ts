@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -79,6 +79,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   private readonly usedSlots = new Set<number>();
   private nextSlot = 0;
   private baseArgs: string[] | null = null;
+  private rootReady: Promise<string> | null = null;
 
   constructor(private readonly opts: NamespaceOptions) {
     this.bwrap = opts.bwrapPath ?? '/usr/bin/bwrap';
@@ -97,7 +98,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
         );
       }
     }
-    await fs.promises.mkdir(this.opts.root, { recursive: true, mode: 0o711 });
+    await this.workspaceRoot();
     const env = await this.provision({
       tenantId: 'self-check',
       runId: 'self-check',
@@ -122,7 +123,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       }));
       if (r.exitCode !== 0)
         throw new Error(
-          `bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), or a parent directory of ${this.opts.root} is not searchable (o+x) by the sandbox uid`,
+          `bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), or a parent directory of ${await this.workspaceRoot()} is not searchable (o+x) by the sandbox uid`,
         );
     } finally {
       await this.destroy(env);
@@ -132,9 +133,8 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   async provision(spec: EnvironmentSpec): Promise<EnvironmentHandle> {
     const env = checkEnv(spec.env, this.opts.envAllowlist);
     if (!env.ok) throw new ExecutionRequestError(env.code, env.message);
-    await fs.promises.mkdir(this.opts.root, { recursive: true, mode: 0o711 });
     const id = randomUUID();
-    const dir = path.join(this.opts.root, id);
+    const dir = path.join(await this.workspaceRoot(), id);
     let slot: number | null = null;
     let hostUid = process.getuid?.() ?? 0;
     let hostGid = process.getgid?.() ?? 0;
@@ -157,6 +157,26 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     };
     this.envs.set(id, { handle, spec, dir, hostUid, hostGid, slot, running: new Set(), destroyed: false });
     return handle;
+  }
+
+  /**
+   * Where workspaces live: `opts.root`, unless the service runs as root and some parent of it is not
+   * searchable by others (a 0700 data directory): bubblewrap resolves the workspace as the sandbox's
+   * unprivileged uid, so then a 0711 directory under the system temp directory is used instead.
+   */
+  workspaceRoot(): Promise<string> {
+    this.rootReady ??= (async () => {
+      await fs.promises.mkdir(this.opts.root, { recursive: true, mode: 0o711 });
+      if (!this.asRoot || (await searchableByOthers(this.opts.root))) return this.opts.root;
+      const alt = path.join(
+        os.tmpdir(),
+        `agent-sandboxes-${createHash('sha256').update(this.opts.root).digest('hex').slice(0, 12)}`,
+      );
+      await fs.promises.mkdir(alt, { recursive: true, mode: 0o711 });
+      await fs.promises.chmod(alt, 0o711);
+      return alt;
+    })();
+    return this.rootReady;
   }
 
   private allocateSlot(): number {
@@ -368,12 +388,22 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   /** Leftover environment directories from a previous service process (removed at startup). */
   async removeOrphans(): Promise<number> {
     let n = 0;
-    for (const name of await fs.promises.readdir(this.opts.root).catch(() => [] as string[])) {
+    const root = await this.workspaceRoot();
+    for (const name of await fs.promises.readdir(root).catch(() => [] as string[])) {
       if (!/^[0-9a-f-]{36}$/.test(name) || this.envs.has(name)) continue;
-      await wipe(path.join(this.opts.root, name)).catch(() => undefined);
+      await wipe(path.join(root, name)).catch(() => undefined);
       n++;
     }
     return n;
+  }
+}
+
+/** Whether `dir` and every parent can be searched (o+x) by any uid. */
+async function searchableByOthers(dir: string): Promise<boolean> {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    const st = await fs.promises.stat(d).catch(() => null);
+    if (!st || (st.mode & 0o001) === 0) return false;
+    if (d === path.dirname(d)) return true;
   }
 }
 
