@@ -26,10 +26,13 @@ export const CREDENTIAL_KEYS: ReadonlySet<string> = new Set(
   ),
 );
 
-const REPLACERS = SECRET_PATTERNS.map((p) => ({
-  name: p.name,
-  pattern: new RegExp(p.pattern.source, p.pattern.flags.includes('g') ? p.pattern.flags : `${p.pattern.flags}g`),
-}));
+// The more specific prefix first, so `sk-ant-…` is labelled an Anthropic key rather than an OpenAI one.
+const REPLACERS = [...SECRET_PATTERNS]
+  .sort((x, y) => Number(y.name === 'anthropic_api_key') - Number(x.name === 'anthropic_api_key'))
+  .map((p) => ({
+    name: p.name,
+    pattern: new RegExp(p.pattern.source, p.pattern.flags.includes('g') ? p.pattern.flags : `${p.pattern.flags}g`),
+  }));
 
 export interface ReplaceResult {
   readonly replaced: number;
