@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { GetRunQuery } from '../application/runs/queries';
 import { ArtifactIntegrityError } from '../domain/artifacts';
 import { NotFoundError } from '../domain/errors';
@@ -104,16 +104,17 @@ export class ArtifactsController {
     if (!content) throw new NotFoundError(`artifact ${id} not found`, { artifactId: id });
     const source = content.stream instanceof Readable ? content.stream : Readable.from(content.stream);
     res.status(200);
-    source.on('error', (e: Error) => {
+    // pipeline: a client that goes away destroys the file stream too (no leaked descriptor), and an
+    // integrity failure destroys the response — headers are out, so the client sees a short body
+    // rather than unverified bytes as complete.
+    pipeline(source, res, (e) => {
+      if (!e || e.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
       this.log.error('artifact download aborted', {
         artifactId: id,
         requestId: req.requestId,
         error: e instanceof ArtifactIntegrityError ? e.message : `${e.name}: ${e.message}`,
       });
-      // Headers are out: abort so the client sees a short body rather than unverified bytes as complete.
-      res.destroy(e);
     });
-    source.pipe(res);
   }
 
   @Get('runs/:id/artifacts')
