@@ -5,6 +5,8 @@ import type { Settings } from '../config/settings';
 import type { Logger } from '../ports/logger';
 
 export interface SupervisedSandbox {
+  /** Resolves once the service listens, or after 60 s with a message on stderr (never rejects). */
+  readonly ready: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -14,12 +16,12 @@ export interface SupervisedSandbox {
  * shared-kernel adapter and no SANDBOX_ALLOW_SHARED_KERNEL=1 it is not started, and says why
  * (`sandbox.run_command` then answers `sandbox_unavailable` with the same reason).
  */
-export async function startSandboxService(
+export function startSandboxService(
   settings: Settings,
   entry: string,
   log: Logger,
   stopping: () => boolean,
-): Promise<SupervisedSandbox | null> {
+): SupervisedSandbox | null {
   const sandbox = loadSandboxSettings(process.env, settings.dataDir);
   if (sandbox.adapter === 'none' || sandbox.adapter === 'fake') return null;
   const refusal = sharedKernelRefusal(sandbox, settings.authMode);
@@ -41,14 +43,13 @@ export async function startSandboxService(
     });
   };
   launch(0);
-  try {
-    await waitForSocket(sandbox.socketPath, 60_000, child ?? undefined);
-  } catch (e) {
+  const ready = waitForSocket(sandbox.socketPath, 60_000).catch((e: unknown) => {
     process.stderr.write(
       `agent-core: the execution service did not start (${e instanceof Error ? e.message : String(e)}); sandbox.run_command will report it unavailable\n`,
     );
-  }
+  });
   return {
+    ready,
     async stop() {
       const c = child;
       if (!c) return;

@@ -66,7 +66,8 @@ async function runStart(): Promise<void> {
   const launch = (role: 'api' | 'worker', restarts = 0): void => {
     const child = spawn(process.execPath, [entry, role], {
       stdio: 'inherit',
-      env: { ...process.env, DATABASE_URL: handle.url },
+      // SANDBOX_AUTOSTART=0: the supervisor owns the one execution service (see sandbox-supervisor.ts).
+      env: { ...process.env, DATABASE_URL: handle.url, SANDBOX_AUTOSTART: '0' },
     });
     children.set(role, child);
     child.once('exit', (code, signal) => {
@@ -106,10 +107,11 @@ async function runStart(): Promise<void> {
   process.stderr.write(
     `agent-core starting: API on http://${settings.host}:${settings.port}, worker beside it; data: ${where}\n`,
   );
-  // The execution service first (scrubbed environment: no DATABASE_URL, keys or tokens), so the
-  // worker finds it on its socket; docs/sandbox.md.
-  const sandboxd = await startSandboxService(settings, entry, log, () => stopping);
+  // The execution service (scrubbed environment: no DATABASE_URL, keys or tokens) starts beside the
+  // API; the worker starts once it listens (or after 60 s), so it finds it on its socket; docs/sandbox.md.
+  const sandboxd = startSandboxService(settings, entry, log, () => stopping);
   launch('api');
+  await sandboxd?.ready;
   launch('worker');
   await untilSignal();
   await shutdown();
