@@ -5,6 +5,8 @@ import { RunReadModels1764500100000 } from './migrations/1764500100000-RunReadMo
 import { ToolLifecycle1764500200000 } from './migrations/1764500200000-ToolLifecycle';
 import { ModelPrices1764500300000 } from './migrations/1764500300000-ModelPrices';
 import { ModelCallVersions1764500500000 } from './migrations/1764500500000-ModelCallVersions';
+import { ArtifactStore1764600000000 } from './migrations/1764600000000-ArtifactStore';
+import { TrajectoryExport1764610000000 } from './migrations/1764610000000-TrajectoryExport';
 import { LeanAppend1764630000000 } from './migrations/1764630000000-LeanAppend';
 import { McpGrants1764660000000 } from './migrations/1764660000000-McpGrants';
 
@@ -15,6 +17,8 @@ export const MIGRATIONS = [
   ToolLifecycle1764500200000,
   ModelPrices1764500300000,
   ModelCallVersions1764500500000,
+  ArtifactStore1764600000000,
+  TrajectoryExport1764610000000,
   LeanAppend1764630000000,
   McpGrants1764660000000,
 ];

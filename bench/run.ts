@@ -1,13 +1,19 @@
 import { runAppendBench } from './append.bench';
 import { runContextBench } from './context.bench';
+import { runArtifactsBench } from './artifacts.bench';
+import { runExportBench } from './export.bench';
 import { runRunsBench } from './runs.bench';
+import { runSandboxBench } from './sandbox.bench';
 import { runSseBench } from './sse.bench';
 
 /** Benchmark suites by name: `node dist/bench/run.js <name>` (or `npm run bench -- <name>`). Add new suites here. */
 const suites: Record<string, () => Promise<void>> = {
   append: runAppendBench,
   context: runContextBench,
+  artifacts: runArtifactsBench,
+  export: runExportBench,
   runs: runRunsBench,
+  sandbox: runSandboxBench,
   sse: runSseBench,
 };
 

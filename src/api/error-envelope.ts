@@ -19,6 +19,8 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   not_ready: 503,
+  // Stored artifact bytes no longer match their SHA-256 (plan §18.4): a server-side fault, said plainly.
+  artifact_integrity_error: 500,
 };
 
 /**

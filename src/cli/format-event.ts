@@ -37,6 +37,8 @@ export function formatEvent(e: StoredEvent): string {
         return e.data.reason ?? '';
       case 'assistant.message.completed':
         return `${e.data.text.length} chars`;
+      case 'artifact.created':
+        return `${e.data.name} · artifact ${e.data.artifactId} · ${e.data.sizeBytes} bytes · sha256 ${e.data.sha256}`;
       default:
         return '';
     }

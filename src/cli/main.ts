@@ -8,6 +8,8 @@ import { registerMcpCommands } from './commands/mcp';
 import { registerProcessCommands } from './commands/processes';
 import { registerProjectionCommands } from './commands/projections';
 import { registerRunCommands } from './commands/run';
+import { registerSandboxCommands } from './commands/sandboxd';
+import { registerTrajectoryCommands } from './commands/trajectory';
 
 /** The `agent` command. Every command calls the same application services as the HTTP API. */
 export function buildProgram(): Command {
@@ -29,6 +31,8 @@ Exit codes: 0 ok · 1 run/eval/verify did not succeed · 2 bad usage or input ·
   registerApprovalCommands(program);
   registerChatCommands(program);
   registerMcpCommands(program);
+  registerSandboxCommands(program);
+  registerTrajectoryCommands(program);
   return program;
 }
 

@@ -5,6 +5,7 @@ import { PgApprovalQueries } from '../adapters/postgres/pg-approval-queries';
 import { PgSessionQueries } from '../adapters/postgres/pg-session-queries';
 import { API_SETTINGS, EVENT_FEED, STREAM_HUBS, type ApiSettings } from '../api/api-tokens';
 import { ApprovalsController } from '../api/approvals.controller';
+import { ARTIFACT_STORE, ArtifactsController } from '../api/artifacts.controller';
 import { API_LOGGER, EventsController } from '../api/events.controller';
 import { HealthController } from '../api/health.controller';
 import { ObservabilityController } from '../api/observability.controller';
@@ -13,6 +14,7 @@ import { MCP_ADMIN, McpController } from '../api/mcp.controller';
 import { mcpAdminFor } from './mcp-admin';
 import { RunsController } from '../api/runs.controller';
 import { SessionsController } from '../api/sessions.controller';
+import { TRAJECTORIES, TrajectoryController } from '../api/trajectory.controller';
 import { StreamHubs } from '../api/sse/stream-hubs';
 import { APPLICATION_HANDLERS } from '../application/handlers';
 import { TOOL_RECORDS } from '../application/approvals/tokens';
@@ -76,6 +78,8 @@ export class AppModule {
             ApprovalsController,
             ObservabilityController,
             McpController,
+            ArtifactsController,
+            TrajectoryController,
           ]
         : [],
       providers: [
@@ -92,6 +96,9 @@ export class AppModule {
         { provide: CLOCK, useValue: platform.clock },
         { provide: ID_FACTORY, useValue: platform.ids },
         { provide: APP_SETTINGS, useValue: appSettings },
+        { provide: TRAJECTORIES, useValue: platform.trajectories },
+        // Artifact metadata and content, tenant- and principal-scoped in the controller (issue 8).
+        { provide: ARTIFACT_STORE, useValue: platform.artifacts },
         { provide: HEALTH_PROBE, useValue: createHealthProbe(platform.db) },
         ...(opts.http ? httpProviders(platform) : []),
         ...(opts.http ? observabilityProviders(platform.db, process.env) : []),

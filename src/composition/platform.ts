@@ -1,5 +1,6 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { FsArtifactStore } from '../adapters/artifacts/fs-artifact-store';
 import { loadAgentFiles, YamlAgentCatalog } from '../adapters/config/yaml-agent-catalog';
 import { createLogger, silentLogger } from '../adapters/logging/pino-logger';
 import { loadMcpConfig, McpHub, type RestartPolicy } from '../adapters/mcp';
@@ -40,9 +41,11 @@ import { PgMcpGrants } from '../adapters/postgres/pg-mcp-grants';
 import { ApprovalService } from '../application/approvals/approval-service';
 import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
+import { wireSandbox } from './sandbox';
 import { ToolRegistry } from '../tools/registry';
 import type { PromMetrics } from '../adapters/telemetry/prom-metrics';
 import { setupTelemetry } from './telemetry';
+import { createTrajectories, type Trajectories } from './trajectory';
 
 /**
  * The composition root: the one place adapters are bound to ports. The API process, the worker
@@ -59,10 +62,14 @@ export interface Platform {
   readonly queue: PgRunQueue;
   readonly agents: YamlAgentCatalog;
   readonly registry: ToolRegistry;
+  /** The artifact store (plan §7, §18.4): bytes under `settings.artifactDir`, metadata in `artifacts`. */
+  readonly artifacts: FsArtifactStore;
   /** Supervised MCP servers of config/mcp.yaml (docs/mcp.md); empty when none are configured. */
   readonly mcp: McpHub;
   /** Operator grants of MCP servers to agents, audited as events (docs/mcp.md). */
   readonly mcpGrants: PgMcpGrants;
+  /** Trajectory export, consent records and export jobs (plan §31, docs/trajectories.md). */
+  readonly trajectories: Trajectories;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
   readonly toolRecords: PgToolRecords;
   readonly policy: PolicyEngine;
@@ -128,12 +135,17 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     const agents = await YamlAgentCatalog.open(db, agentFiles, process.env.AGENT_MODEL_POLICY || null);
     const registry = new ToolRegistry();
     const toolRecords = new PgToolRecords(db);
+    const artifacts = new FsArtifactStore({ db, root: settings.artifactDir, clock, ids, log, events: store });
     // Per-session workspaces live under $AGENT_DATA_DIR/workspaces/<tenant>/<session>.
     for (const tool of createPlatformTools({
       workspaceRoot: path.join(settings.dataDir, 'workspaces'),
       demoWrites: toolRecords,
+      artifacts,
     }))
       registry.register(tool);
+    // sandbox.run_command: a client of the execution service `agent sandboxd` (docs/sandbox.md).
+    const sandbox = wireSandbox(settings, { artifacts, log });
+    registry.register(sandbox.tool);
     mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy);
     await registerMcpTools(mcp, agentFiles, registry, log);
     const policy = PolicyEngine.load(path.join(settings.configDir, 'policies'));
@@ -159,6 +171,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     );
     const transient = new PgTransientPublisher(db);
     const sessionTools = new SessionToolCache();
+    const trajectories = createTrajectories({ db, agents, artifacts, clock, ids, log });
     const leaseMs = settings.leaseSeconds * 1000;
     const createRunLoop = (overrides: Partial<RunLoopSettings> = {}) =>
       new RunLoop(
@@ -179,6 +192,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           policy,
           metrics: telemetry.metrics,
           sessionTools,
+          artifacts: { store: artifacts, ttlSeconds: settings.artifactToolResultTtlSeconds },
         },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );
@@ -193,8 +207,10 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       queue,
       agents,
       registry,
+      artifacts,
       mcp,
       mcpGrants: new PgMcpGrants(db, store, agents, clock),
+      trajectories,
       toolRecords,
       policy,
       approvals,
@@ -230,6 +246,12 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           everyMs: o.reaperIntervalMs ?? 5000,
           run: () => approvals.expireDue(policy.document.approvals.onExpiry),
         };
+        // Expired artifacts and unreferenced blobs (docs/artifacts.md); AGENT_ARTIFACT_SWEEP_SECONDS=0 disables.
+        const artifactSweep = {
+          name: 'artifact-expiry',
+          everyMs: settings.artifactSweepSeconds * 1000,
+          run: () => artifacts.sweepExpired(clock.nowIso()),
+        };
         return new HousekeepingWorker(
           queue,
           createRunLoop(),
@@ -238,13 +260,15 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           ids,
           log,
           workerSettings,
-          [reaper],
+          settings.artifactSweepSeconds > 0 ? [reaper, artifactSweep] : [reaper],
         );
       },
       rebuildProjections: (o) => rebuildProjections(db, o),
       listen: (channel) => new PgListenWakeup(handle.url, log, channel),
       async close() {
         await mcp?.close();
+        await sandbox.close();
+        await trajectories.jobs.drain();
         await router.close();
         await store.close();
         await db.close();

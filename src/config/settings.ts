@@ -31,6 +31,12 @@ export interface Settings {
   readonly apiMaxActiveRunsPerTenant: number;
   /** Seconds between SSE comment heartbeats. */
   readonly sseHeartbeatSeconds: number;
+  /** Root of the artifact store (`AGENT_ARTIFACT_DIR`, default `$AGENT_DATA_DIR/artifacts`); outside the source tree. */
+  readonly artifactDir: string;
+  /** Seconds between expiry sweeps of the artifact store in each worker (`AGENT_ARTIFACT_SWEEP_SECONDS`); 0 disables. */
+  readonly artifactSweepSeconds: number;
+  /** How long an oversized tool result kept as an artifact lives (`AGENT_ARTIFACT_TOOL_RESULT_TTL_SECONDS`); 0 keeps it. */
+  readonly artifactToolResultTtlSeconds: number;
 }
 
 export type AuthMode = 'dev' | 'token';
@@ -52,9 +58,10 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const dataDir = env.AGENT_DATA_DIR ? path.resolve(env.AGENT_DATA_DIR) : path.join(projectRoot(), '.data');
   return {
     databaseUrl: env.DATABASE_URL && env.DATABASE_URL.trim() !== '' ? env.DATABASE_URL.trim() : null,
-    dataDir: env.AGENT_DATA_DIR ? path.resolve(env.AGENT_DATA_DIR) : path.join(projectRoot(), '.data'),
+    dataDir,
     host: env.HOST ?? '127.0.0.1',
     port: intFrom(env, 'PORT', 3000),
     logLevel: env.LOG_LEVEL ?? 'info',
@@ -73,6 +80,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     apiRateLimitPerMinute: intFrom(env, 'API_RATE_LIMIT_PER_MINUTE', 600),
     apiMaxActiveRunsPerTenant: intFrom(env, 'API_MAX_ACTIVE_RUNS_PER_TENANT', 20),
     sseHeartbeatSeconds: intFrom(env, 'SSE_HEARTBEAT_SECONDS', 15, 1),
+    artifactDir: env.AGENT_ARTIFACT_DIR?.trim()
+      ? path.resolve(env.AGENT_ARTIFACT_DIR.trim())
+      : path.join(dataDir, 'artifacts'),
+    artifactSweepSeconds: intFrom(env, 'AGENT_ARTIFACT_SWEEP_SECONDS', 300),
+    artifactToolResultTtlSeconds: intFrom(env, 'AGENT_ARTIFACT_TOOL_RESULT_TTL_SECONDS', 7 * 24 * 3600),
   };
 }
 

@@ -19,5 +19,8 @@ export const LOCAL_PRINCIPAL: Principal = {
     'approvals.read',
     'approvals.resolve',
     'tools.use',
+    'trajectories.export',
+    'consent.manage',
+    'consent.admin',
   ]),
 };

@@ -7,7 +7,12 @@
  * again while they stream out, so a tampered stored file is detected on read.
  */
 export interface ArtifactStore {
-  /** Streams `body` into the store, computing its SHA-256 and size on the way in, and records metadata. */
+  /**
+   * Streams `body` into the store, computing its SHA-256 and size on the way in, and records metadata.
+   * When the artifact belongs to a run (`runId` and `sessionId`), an `artifact.created` event is
+   * recorded on that session. Refuses a name that is not a base name or a malformed media type
+   * (ValidationError) before writing anything.
+   */
   put(input: ArtifactPut, body: AsyncIterable<Uint8Array> | Uint8Array | string): Promise<ArtifactMetadata>;
   /** Metadata for an artifact the tenant may see; `undefined` when unknown or another tenant's (never a 403). */
   get(tenantId: string, artifactId: string): Promise<ArtifactMetadata | undefined>;
@@ -27,6 +32,8 @@ export interface ArtifactPut {
   /** The run that produced it, when any (exports and uploads may have none). */
   readonly runId?: string;
   readonly sessionId?: string;
+  /** The principal it was produced for (a run's submitter); the HTTP API shows it to that principal only. */
+  readonly principalId?: string;
   /** A display name (a file's base name, `stdout.txt`, `export.jsonl`); never a storage path. */
   readonly name: string;
   readonly mediaType: string;
@@ -41,6 +48,7 @@ export interface ArtifactMetadata {
   readonly tenantId: string;
   readonly runId?: string;
   readonly sessionId?: string;
+  readonly principalId?: string;
   readonly name: string;
   readonly mediaType: string;
   readonly source: string;

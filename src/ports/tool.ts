@@ -13,6 +13,8 @@ export interface ToolExecutionContext {
   readonly clock: Clock;
   /** Aborted on timeout or cancellation. */
   readonly signal: AbortSignal;
+  /** The run's wall-clock deadline (ISO-8601), when it has one; bounds a sandbox command's timeout. */
+  readonly deadlineAt?: string | null;
 }
 
 export interface Tool {

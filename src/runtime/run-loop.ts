@@ -30,6 +30,7 @@ import { LoopStopped, stopReasonOf } from './stop-reason';
 import { ToolPipeline, type ToolCallOutcome } from './tool-pipeline';
 import { RunTelemetry, withTraceId, type AttemptSpan } from './tracing';
 import type { SessionToolCache } from './session-tool-cache';
+import type { ToolResultArtifacts } from './tool-result-artifacts';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
@@ -54,6 +55,8 @@ export interface RunLoopDeps {
   readonly context?: ContextEngine;
   /** Tool definitions pinned per session (MCP tools may change under a running session); optional. */
   readonly sessionTools?: SessionToolCache;
+  /** Where oversized tool results are kept (plan §18.4); without it they are only truncated. */
+  readonly artifacts?: ToolResultArtifacts;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */
@@ -97,6 +100,7 @@ export class RunLoop {
       policy: deps.policy,
       clock: deps.clock,
       ids: deps.ids,
+      artifacts: deps.artifacts,
     });
   }
 
@@ -529,7 +533,15 @@ export class RunLoop {
     pending: { calls: readonly ToolCallItem[]; malformed: CheckpointState['malformedToolCalls'] },
     signal: AbortSignal,
   ): Promise<Outcome | 'stopped' | Suspension | null> {
-    const ctx = { runId: claim.runId, sessionId: claim.sessionId, step, agent, principal, signal };
+    const ctx = {
+      runId: claim.runId,
+      sessionId: claim.sessionId,
+      step,
+      agent,
+      principal,
+      signal,
+      deadlineAt: run.deadlineAt,
+    };
     const append = (events: NewEvent[]) => this.append(claim, events).then(() => undefined);
     // Malformed calls become proposed calls whose arguments failed to parse; the model is told so.
     const calls: ToolCallItem[] = [

@@ -13,6 +13,7 @@ import { extensionsOf } from '../tools/tool-extensions';
 import { approvalSummary, UNTRUSTED_NOTICE } from '../domain/tools/outcomes';
 import { noopMetrics, type ToolCallStatus } from '../ports/metrics';
 import { RunTelemetry } from './tracing';
+import { fitToolResult, type ToolResultArtifacts } from './tool-result-artifacts';
 
 /** How many identical calls with identical results a run may make before it is stopped as a loop. */
 export const LOOP_THRESHOLD = 3;
@@ -24,6 +25,8 @@ export interface ToolCallContext {
   readonly agent: AgentSpec;
   readonly principal: Principal;
   readonly signal: AbortSignal;
+  /** The run's deadline, passed to tools (sandbox.run_command bounds its timeout by it). */
+  readonly deadlineAt?: string | null;
 }
 
 /** Writes events for one run (fenced by the caller's lease). */
@@ -50,6 +53,8 @@ export interface ToolPipelineDeps {
   readonly ids: IdFactory;
   /** Spans (policy.evaluate, tool.execute) and tool metrics; none when omitted. */
   readonly telemetry?: RunTelemetry;
+  /** Oversized results are stored here whole; the model gets an excerpt and the reference (plan §18.4). */
+  readonly artifacts?: ToolResultArtifacts;
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'denied']);
@@ -251,8 +256,20 @@ export class ToolPipeline {
     const trust = await this.trustOf(ext.trust ?? 'internal_tool', ctx.runId, result.output);
     const labelled =
       trust === 'external_untrusted' ? { trust, notice: UNTRUSTED_NOTICE, data: result.output } : result.output;
-    // 10: truncate; 11: persist.
-    const { output, truncated } = truncate(labelled, tool.spec.maximumOutputBytes);
+    // 10: truncate, keeping an oversized result whole as an artifact; 11: persist.
+    const { output, truncated } = await fitToolResult(
+      labelled,
+      tool.spec,
+      {
+        tenantId: ctx.principal.tenantId,
+        principalId: ctx.principal.principalId,
+        runId: ctx.runId,
+        sessionId: ctx.sessionId,
+        invocationId,
+        nowMs: clock.nowMs(),
+      },
+      this.deps.artifacts,
+    );
     await append([
       ev({
         type: 'tool.call.completed',
@@ -406,6 +423,7 @@ export class ToolPipeline {
           idempotencyKey: key,
           clock: this.deps.clock,
           signal: controller.signal,
+          deadlineAt: ctx.deadlineAt ?? null,
         }),
         timeout,
       ]);

@@ -1,4 +1,6 @@
+import type { ArtifactStore } from '../ports/artifact-store';
 import type { Tool } from '../ports/tool';
+import { createArtifactExportTool } from './artifacts/export-tool';
 import type { DemoWriteLog } from '../ports/tool-records';
 import { createAskUserTool } from './conversation/ask-user';
 import { createDemoExternalWriteTool } from './demo/external-write';
@@ -16,6 +18,8 @@ export interface PlatformToolOptions {
   readonly workspaceRoot: string;
   /** Where `demo.external_write` records what it would have sent. */
   readonly demoWrites: DemoWriteLog;
+  /** Where `artifact.export` copies workspace files; without it the tool is not offered. */
+  readonly artifacts?: ArtifactStore;
 }
 
 /** Every builtin tool (plan §8.2 roster so far): the pure ones plus workspace, demo write and ask_user. */
@@ -25,5 +29,6 @@ export function createPlatformTools(opts: PlatformToolOptions): Tool[] {
     ...createWorkspaceTools({ root: opts.workspaceRoot }),
     createDemoExternalWriteTool(opts.demoWrites),
     createAskUserTool(),
+    ...(opts.artifacts ? [createArtifactExportTool({ workspaceRoot: opts.workspaceRoot, store: opts.artifacts })] : []),
   ];
 }

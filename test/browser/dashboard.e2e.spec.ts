@@ -1,4 +1,6 @@
 import type { Page } from 'playwright-core';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { startTracing, type TracingHandle } from '../../src/adapters/telemetry/otel-tracing';
@@ -215,6 +217,33 @@ describe('web dashboard in headless Chromium', () => {
     expect(await domSequences(chat)).toEqual(await sessionEventCount(sessionId));
     await consolePage.getByText('Nothing is waiting for a decision.').waitFor();
     await consolePage.close();
+  });
+
+  it('lists a run’s artifacts with size and SHA-256 and downloads one with the same SHA-256', async () => {
+    const page = await browser.page();
+    const sessionId = await newSession(page);
+    await send(page, 'write the artifact body to out/report.md');
+    await page.locator('.bubble.assistant', { hasText: 'Wrote' }).waitFor();
+    await send(page, 'export out/report.md');
+    await page.locator('.bubble.assistant', { hasText: 'Exported' }).waitFor();
+    const runId = (await call(h.base, 'GET', `/v1/sessions/${sessionId}`)).body.last_run_id as string;
+    const sha = createHash('sha256').update('the artifact body').digest('hex');
+    await page.goto(`${h.base}/runs/${runId}`);
+    const row = page.getByRole('table', { name: 'artifacts' }).locator('tbody tr');
+    await row.first().waitFor();
+    expect(await row.count()).toBe(1);
+    await expect(row.locator('td').nth(0).textContent()).resolves.toContain('report.md');
+    await expect(row.locator('[data-size]').getAttribute('data-size')).resolves.toBe('17');
+    await expect(row.locator('[data-sha256]').textContent()).resolves.toBe(sha);
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      row.getByRole('link', { name: 'Download' }).click(),
+    ]);
+    expect(file.suggestedFilename()).toBe('report.md');
+    const saved = await file.path();
+    expect(createHash('sha256').update(readFileSync(saved)).digest('hex')).toBe(sha);
+    await row.locator('[data-download-status]', { hasText: 'SHA-256 verified' }).waitFor();
+    await screenshot(page, 'run-artifacts.png');
   });
 
   it('works at phone width', async () => {

@@ -9,6 +9,10 @@ export const API_SCOPES = [
   'runs.write',
   'approvals.read',
   'approvals.resolve',
+  // Trajectory export (docs/trajectories.md): start and read exports; one's own consent; others' consent.
+  'trajectories.export',
+  'consent.manage',
+  'consent.admin',
 ] as const;
 export type ApiScope = (typeof API_SCOPES)[number];
 

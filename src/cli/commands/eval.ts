@@ -12,6 +12,7 @@ import { formatProgressLine, formatSummary } from '../eval/report';
 import { runSuite } from '../eval/runner';
 import { selectCases } from '../eval/select-cases';
 import { EXIT, exitCodeFor } from '../exit-codes';
+import { registerPromoteCommand } from './eval-promote';
 
 interface EvalRunOpts {
   case?: string[];
@@ -24,9 +25,9 @@ const EVAL_LEASE_SECONDS = '3';
 
 /** `agent eval run`: the deterministic evaluation suite of plan §20 (fake model fixtures, no API key). */
 export function registerEvalCommands(program: Command): void {
-  program
-    .command('eval')
-    .description('deterministic evaluation suite (evals/cases/*.yaml)')
+  const evalCommand = program.command('eval').description('deterministic evaluation suite (evals/cases/*.yaml)');
+  registerPromoteCommand(evalCommand);
+  evalCommand
     .command('run')
     .description('run the eval cases against the database and print a result per case')
     .option(

@@ -6,6 +6,7 @@ import { loadDotEnv, loadSettings } from '../../config/settings';
 import { createHttpApp } from '../../composition/http';
 import { createPlatform } from '../../composition/platform';
 import { startWorkerMetricsServer, workerMetricsPort } from '../../composition/telemetry';
+import { startSandboxService } from '../../composition/sandbox-supervisor';
 import { EXIT, exitCodeFor } from '../exit-codes';
 
 function fail(e: unknown): never {
@@ -73,7 +74,8 @@ async function runStart(): Promise<void> {
   const launch = (role: 'api' | 'worker', restarts = 0): void => {
     const child = spawn(process.execPath, [entry, role], {
       stdio: 'inherit',
-      env: { ...process.env, DATABASE_URL: handle.url },
+      // SANDBOX_AUTOSTART=0: the supervisor owns the one execution service (see sandbox-supervisor.ts).
+      env: { ...process.env, DATABASE_URL: handle.url, SANDBOX_AUTOSTART: '0' },
     });
     children.set(role, child);
     child.once('exit', (code, signal) => {
@@ -96,6 +98,7 @@ async function runStart(): Promise<void> {
           }),
       ),
     );
+    await sandboxd?.stop();
     await handle.close();
     process.stderr.write('agent-core stopped\n');
     process.exit(EXIT.ok);
@@ -112,7 +115,11 @@ async function runStart(): Promise<void> {
   process.stderr.write(
     `agent-core starting: API on http://${settings.host}:${settings.port}, worker beside it; data: ${where}\n`,
   );
+  // The execution service (scrubbed environment: no DATABASE_URL, keys or tokens) starts beside the
+  // API; the worker starts once it listens (or after 60 s), so it finds it on its socket; docs/sandbox.md.
+  const sandboxd = startSandboxService(settings, entry, log, () => stopping);
   launch('api');
+  await sandboxd?.ready;
   launch('worker');
   await untilSignal();
   await shutdown();

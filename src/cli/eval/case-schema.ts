@@ -22,6 +22,9 @@ export interface CaseFile {
   };
   interventions?: { at_event: string; occurrence?: number; action: string; text?: string }[];
   pending?: string;
+  /** `trajectory` for a case made by `agent eval promote` from an exported run (plan §31.2); absent when authored. */
+  source?: 'authored' | 'trajectory';
+  source_run_id?: string;
   timeout_seconds?: number;
   expected: {
     terminal_status?: string;
@@ -101,6 +104,8 @@ export const CASE_FILE_SCHEMA = {
       },
     },
     pending: { type: 'string', minLength: 1 },
+    source: { type: 'string', enum: ['authored', 'trajectory'] },
+    source_run_id: { type: 'string', minLength: 1 },
     timeout_seconds: { type: 'number', exclusiveMinimum: 0 },
     expected: {
       type: 'object',

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Run } from './api';
+import { RunArtifacts } from './artifacts';
 import { describe, json, type ToolNames } from './format';
 import { Link, reportAuth } from './nav';
 import { TraceLine } from './observability';
@@ -116,6 +117,7 @@ export function RunPage(props: { id: string }) {
           </table>
         </div>
       ) : null}
+      <RunArtifacts runId={props.id} refresh={events.filter((e) => e.type === 'artifact.created').length} />
       <h2>Events ({events.length})</h2>
       <div class="table-wrap">
         <table class="events" aria-label="events">

@@ -135,6 +135,14 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       return { ...v1, properties: { ...(v1.properties as object), spanId: nullable(str()) } };
     })(),
   },
+  'run.consent_stamped': {
+    currentVersion: 1,
+    schema: obj({
+      principalId: str({ minLength: 1 }),
+      trajectoryExport: oneOfStr(['granted', 'withdrawn', 'absent']),
+      consentVersion: nullable(int({ minimum: 1 })),
+    }),
+  },
   'run.released': { currentVersion: 1, schema: obj({ workerId: str(), reason: str() }) },
   'run.checkpointed': {
     currentVersion: 1,
@@ -287,14 +295,15 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
     }),
   },
   'artifact.created': {
-    currentVersion: 1,
+    currentVersion: 2,
     schema: obj({
       artifactId: uuid(),
-      name: str(),
+      name: str({ minLength: 1, maxLength: 255 }),
       mediaType: str(),
-      sha256: str(),
+      sha256: str({ pattern: '^[0-9a-f]{64}$' }),
       sizeBytes: int({ minimum: 0 }),
-      storageUri: str(),
+      source: str({ minLength: 1 }),
+      expiresAt: nullable(str()),
     }),
   },
   'agent.mcp_grant.replaced': {

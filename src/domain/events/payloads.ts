@@ -37,6 +37,12 @@ export interface EventPayloads {
    * traced attempt, kept by every later attempt (ADR 0015); null when tracing is off.
    */
   'run.started': { attempt: number; deadlineAt: string | null; traceId: string | null; spanId?: string | null };
+  /** The principal's trajectory-export consent as evaluated at the run's first start (plan §31, ADR 0016). */
+  'run.consent_stamped': {
+    principalId: string;
+    trajectoryExport: 'granted' | 'withdrawn' | 'absent';
+    consentVersion: number | null;
+  };
   'run.released': { workerId: string; reason: string };
   'run.checkpointed': { checkpointVersion: number; step: number };
   'run.cancel_requested': { reason: string | null };
@@ -163,7 +169,9 @@ export interface EventPayloads {
     mediaType: string;
     sha256: string;
     sizeBytes: number;
-    storageUri: string;
+    /** What produced it (`artifact.export`, `tool_result`, `sandbox.run_command`, …). */
+    source: string;
+    expiresAt: string | null;
   };
   /** An operator replaced an agent's grant for one MCP server (docs/mcp.md, "Per-agent grants"). */
   'agent.mcp_grant.replaced': {

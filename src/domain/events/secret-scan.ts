@@ -2,7 +2,7 @@
  * Credential patterns that must never reach the event log (plan §5 rule 12, §22). Deliberately
  * specific: each pattern matches a real credential format, so ordinary prose is not refused.
  */
-const SECRET_PATTERNS: readonly { readonly name: string; readonly pattern: RegExp }[] = [
+export const SECRET_PATTERNS: readonly { readonly name: string; readonly pattern: RegExp }[] = [
   { name: 'openai_api_key', pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/ },
   { name: 'anthropic_api_key', pattern: /\bsk-ant-[A-Za-z0-9_-]{20,}/ },
   { name: 'bearer_token', pattern: /\bBearer\s+[A-Za-z0-9._~+/-]{20,}=*/i },

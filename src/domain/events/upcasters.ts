@@ -17,6 +17,8 @@ export type Upcaster = (payload: Record<string, unknown>) => Record<string, unkn
  * - run.started v1 → v2 adds `spanId` (the run's trace root span, ADR 0015); v1 never traced, so null.
  * - model.request.started v2 → v3 adds `context` (the context build record, issue #11); v2 calls
  *   recorded none, so it is null.
+ * - artifact.created v1 → v2 drops `storageUri` (storage locations never reach the log) and adds
+ *   `source` and `expiresAt`; v1 was defined but never written, so `unknown` and null are only for form.
  */
 export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'user.message.created@1': (p) => ({
@@ -28,6 +30,7 @@ export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'model.request.started@1': (p) => ({ ...p, profileName: null, profileVersion: null, registryVersion: null }),
   'run.started@1': (p) => ({ ...p, spanId: null }),
   'model.request.started@2': (p) => ({ ...p, context: null }),
+  'artifact.created@1': ({ storageUri: _dropped, ...p }) => ({ ...p, source: 'unknown', expiresAt: null }),
 };
 
 /** Upcasts a stored payload to the current version, or names the event id when it cannot. */

@@ -7,6 +7,8 @@
  *   "write <text> to <path>"     -> workspace.write_text {path, content}
  *   "read <path>"                -> workspace.read_text {path}
  *   "list files"                 -> workspace.list_files {}
+ *   "export <path>"              -> artifact.export {path}
+ *   "run <command and args>"     -> sandbox.run_command {command: argv split on whitespace, '…'/"…" kept whole}
  *   "call <tool> with <JSON object>" -> exactly that tool with exactly those arguments
  *                                   (builtin or MCP; anything but a JSON object falls through)
  */
@@ -16,6 +18,8 @@ export type ActionRequest =
   | { readonly kind: 'write'; readonly path: string; readonly content: string }
   | { readonly kind: 'read'; readonly path: string }
   | { readonly kind: 'list' }
+  | { readonly kind: 'export'; readonly path: string }
+  | { readonly kind: 'run'; readonly argv: readonly string[] }
   | { readonly kind: 'call'; readonly name: string; readonly arguments: Record<string, unknown> };
 
 const unquote = (s: string) => s.trim().replace(/^["'\u201c](.*)["'\u201d]$/s, '$1');
@@ -35,7 +39,21 @@ export function parseActionRequest(message: string): ActionRequest | null {
     return { kind: 'write', path: unquote(r[2]), content: unquote(r[1]) };
   if ((r = /^read\s+(\S+?)[.!?]*$/i.exec(m))) return { kind: 'read', path: unquote(r[1]) };
   if (/^(?:list|show)(?: the| my)? files[.!?]*$/i.test(m)) return { kind: 'list' };
+  if ((r = /^export\s+(\S+?)[.!?]*$/i.exec(m))) return { kind: 'export', path: unquote(r[1]) };
+  if ((r = /^run\s+(.+)$/is.exec(m))) {
+    const argv = splitArgv(r[1]);
+    if (argv.length > 0) return { kind: 'run', argv };
+  }
   return null;
+}
+
+/** Splits on whitespace; a '…' or "…" span is one argument (no escapes, no expansion: not a shell). */
+export function splitArgv(text: string): string[] {
+  const out: string[] = [];
+  const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text.trim())) !== null) out.push(m[1] ?? m[2] ?? m[3]);
+  return out;
 }
 
 function parseObject(text: string): Record<string, unknown> | null {

@@ -16,9 +16,12 @@ export const EXTERNAL_WRITE_TOOL = 'demo.external_write';
 export const WRITE_TOOL = 'workspace.write_text';
 export const READ_TOOL = 'workspace.read_text';
 export const LIST_TOOL = 'workspace.list_files';
+export const EXPORT_TOOL = 'artifact.export';
+export const RUN_TOOL = 'sandbox.run_command';
 
 /** Which rule produced the decision; reported in provider metadata for debugging. */
-export type DemoRule = 'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list' | 'call';
+export type DemoRule =
+  'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list' | 'call' | 'export' | 'run';
 
 export type DemoDecision =
   | {
@@ -116,7 +119,31 @@ function actionStep(a: ActionRequest, offered: ReadonlySet<string>, after: reado
           ? 'The workspace is empty.'
           : `The workspace has ${files.length} file(s): ${files.map((f) => f.path).join(', ')}.`;
       });
+    case 'export':
+      return toolStep('export', EXPORT_TOOL, { path: a.path }, offered, after, (r) =>
+        r.isError
+          ? `I could not export ${a.path}: ${errorMessage(r.output)}`
+          : `Exported ${a.path} as artifact ${field(r.output, 'artifact_id')} (${field(r.output, 'size_bytes')} bytes, sha256 ${field(r.output, 'sha256')}).`,
+      );
+    case 'run':
+      return toolStep('run', RUN_TOOL, { command: a.argv }, offered, after, (r) => answerRun(r));
   }
+}
+
+/** The command's outcome with its stdout (untrusted data, quoted, never followed). */
+function answerRun(r: ToolResultItem): string {
+  if (r.isError) return `I could not run it: ${errorMessage(r.output)}`;
+  const data = unwrap(r.output).data;
+  const stdout = clip(field(data, 'stdout').trimEnd(), MAX_QUOTED_CHARS);
+  const stderr = clip(field(data, 'stderr').trimEnd(), MAX_QUOTED_CHARS);
+  const reason = field(data, 'kill_reason');
+  const how =
+    reason === 'exited'
+      ? `exited with code ${field(data, 'exit_code')}`
+      : `was stopped (${reason}: ${field(data, 'kill_detail')})`;
+  return `The command ${how}. Output (untrusted, shown as is): ${stdout === '' ? '(none)' : stdout}${
+    stderr !== '' && stderr !== '?' ? ` — stderr: ${stderr}` : ''
+  }`;
 }
 
 /** Tells denied, expired, cancelled and failed apart: the runtime's refusal codes say which. */

@@ -4,6 +4,7 @@ import type { RunClaim, TraceRef } from '../../../domain/run/run';
 import { ConcurrencyConflict } from '../../../domain/errors';
 import type { Database, Queryable } from '../database';
 import type { PgEventStore } from '../event-store/pg-event-store';
+import { consentStamp } from '../../trajectory/consent-stamp';
 
 /** A run reclaimed more often than this is failed instead of crashing workers forever. */
 export const MAX_RUN_ATTEMPTS = 5;
@@ -51,8 +52,10 @@ export class PgRunQueue implements RunQueue {
         attempts: number;
         limits: { deadlineSeconds: number | null };
         deadline_at: Date | null;
+        principal_id: string;
+        started_at: Date | null;
       }>(
-        `SELECT id, session_id, tenant_id, lease_epoch, status, attempts, limits, deadline_at FROM runs
+        `SELECT id, session_id, tenant_id, lease_epoch, status, attempts, limits, deadline_at, principal_id, started_at FROM runs
           WHERE ((status = 'queued' AND (scheduled_for IS NULL OR scheduled_for <= now()))
              OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))
             AND ($1::uuid IS NULL OR id = $1::uuid)
@@ -113,6 +116,8 @@ export class PgRunQueue implements RunQueue {
             traceId: trace?.traceId ?? null,
             data: { attempt, deadlineAt, traceId: trace?.traceId ?? null, spanId: trace?.spanId ?? null },
           },
+          // Plan §31: trajectory-export consent is evaluated once, at the run's first start.
+          ...(row.started_at === null ? [await consentStamp(client, row.id, row.tenant_id, row.principal_id)] : []),
         ],
         { tenantId: row.tenant_id },
       );

@@ -1,0 +1,139 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { silentLogger } from '../src/adapters/logging/pino-logger';
+import { NamespaceExecutionEnvironment } from '../src/adapters/sandbox/namespace-environment';
+import { SandboxClient } from '../src/adapters/sandbox/sandbox-client';
+import { SandboxService } from '../src/adapters/sandbox/sandbox-service';
+import { DEFAULT_ENV_ALLOWLIST } from '../src/domain/sandbox/request-checks';
+import type { EnvironmentHandle, ResourceLimits } from '../src/ports/execution-environment';
+
+/**
+ * `npm run bench -- sandbox`: request → first byte of a trivial command and commands per second
+ * through the whole path the worker uses (SandboxClient → unix socket → execution service →
+ * namespace adapter → bubblewrap), beside a plain `child_process.spawn` of the same command in the
+ * same run (iterations interleaved, so machine load hits both alike). Target: ≤ 3× the plain spawn.
+ */
+const ARGV = ['/bin/echo', 'hello'];
+const N = Number(process.env.BENCH_SANDBOX_ITERATIONS ?? 40);
+const LIMITS: ResourceLimits = {
+  wallClockSeconds: 30,
+  cpuSeconds: 10,
+  memoryBytes: 512 * 1024 * 1024,
+  maxProcesses: 32,
+  maxFileBytes: 16 * 1024 * 1024,
+  workspaceBytes: 64 * 1024 * 1024,
+  workspaceFiles: 1000,
+  tmpBytes: 16 * 1024 * 1024,
+  maxOpenFiles: 64,
+  maxOutputBytes: 1024 * 1024,
+};
+
+function plain(): Promise<{ firstByteMs: number; totalMs: number }> {
+  const t0 = process.hrtime.bigint();
+  let first = 0;
+  return new Promise((resolve, reject) => {
+    const c = spawn(ARGV[0], ARGV.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] });
+    c.stdout.once('data', () => (first = Number(process.hrtime.bigint() - t0) / 1e6));
+    c.stdout.resume();
+    c.once('error', reject);
+    c.once('close', () => resolve({ firstByteMs: first, totalMs: Number(process.hrtime.bigint() - t0) / 1e6 }));
+  });
+}
+
+async function sandboxed(
+  client: SandboxClient,
+  env: EnvironmentHandle,
+): Promise<{ firstByteMs: number; totalMs: number }> {
+  const t0 = process.hrtime.bigint();
+  let first = 0;
+  const r = await client.execute(
+    env,
+    { argv: ARGV },
+    {
+      onOutput: () => {
+        if (first === 0) first = Number(process.hrtime.bigint() - t0) / 1e6;
+      },
+    },
+  );
+  if (r.reason !== 'exited' || r.exitCode !== 0) throw new Error(`sandboxed command failed: ${r.reasonDetail}`);
+  return { firstByteMs: first, totalMs: Number(process.hrtime.bigint() - t0) / 1e6 };
+}
+
+async function fullCycle(client: SandboxClient): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  const env = await client.provision({ tenantId: 'bench', runId: 'bench', leaseSeconds: 60, limits: LIMITS });
+  await client.execute(env, { argv: ARGV });
+  await client.destroy(env);
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const f = (n: number) => n.toFixed(1).padStart(7);
+
+export async function runSandboxBench(): Promise<void> {
+  if (!fs.existsSync('/usr/bin/bwrap')) {
+    console.log('sandbox bench: /usr/bin/bwrap is not installed (apt-get install -y bubblewrap); nothing measured');
+    return;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sbx-bench-'));
+  fs.chmodSync(dir, 0o755);
+  const adapter = new NamespaceExecutionEnvironment({
+    root: path.join(dir, 'sandboxes'),
+    envAllowlist: DEFAULT_ENV_ALLOWLIST,
+  });
+  // The socket's directory becomes 0700; the workspaces' ancestors must stay searchable by the sandbox uid.
+  const socketPath = path.join(dir, 'run', 'sandboxd.sock');
+  const service = new SandboxService({ socketPath, adapter, log: silentLogger });
+  await service.start();
+  const client = new SandboxClient({ socketPath });
+  const env = await client.provision({ tenantId: 'bench', runId: 'bench', leaseSeconds: 600, limits: LIMITS });
+  try {
+    for (let i = 0; i < 3; i++) {
+      await plain();
+      await sandboxed(client, env);
+    }
+    const p: { firstByteMs: number; totalMs: number }[] = [];
+    const s: { firstByteMs: number; totalMs: number }[] = [];
+    const cycles: number[] = [];
+    for (let i = 0; i < N; i++) {
+      p.push(await plain());
+      s.push(await sandboxed(client, env));
+      if (i % 4 === 0) cycles.push(await fullCycle(client));
+    }
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const pFirst = p.map((x) => x.firstByteMs);
+    const sFirst = s.map((x) => x.firstByteMs);
+    const pRate = (1000 * N) / sum(p.map((x) => x.totalMs));
+    const sRate = (1000 * N) / sum(s.map((x) => x.totalMs));
+    const cRate = (1000 * cycles.length) / sum(cycles);
+    console.log(
+      `sandbox bench: ${JSON.stringify(ARGV)}, ${N} iterations each, interleaved, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`,
+    );
+    console.log('                                   first byte ms: p50     p95 | commands/s');
+    console.log(
+      `plain child_process.spawn                   ${f(pct(pFirst, 50))} ${f(pct(pFirst, 95))} | ${f(pRate)}`,
+    );
+    console.log(
+      `namespace (client→socket→sandboxd→bwrap)    ${f(pct(sFirst, 50))} ${f(pct(sFirst, 95))} | ${f(sRate)}`,
+    );
+    console.log(
+      `namespace provision+execute+destroy (tool)                 ${''.padStart(7)} | ${f(cRate)}  (${cycles.length} cycles)`,
+    );
+    const ratioFirst = pct(sFirst, 50) / pct(pFirst, 50);
+    const ratioRate = pRate / sRate;
+    console.log(
+      `ratio namespace / plain: first byte ${ratioFirst.toFixed(2)}×, throughput ${ratioRate.toFixed(2)}× slower — target ≤ 3×: ${
+        ratioFirst <= 3 && ratioRate <= 3 ? 'met' : 'NOT met'
+      }`,
+    );
+  } finally {
+    await client.destroy(env).catch(() => undefined);
+    await service.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,188 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ChangedFile, SeedFile } from '../../ports/execution-environment';
+import { ExecutionRequestError } from '../../ports/execution-environment';
+import { normalizeRelativeDir } from '../../domain/sandbox/request-checks';
+
+/**
+ * Host-side handling of a sandbox workspace directory. Everything here runs only while no sandboxed
+ * process is alive (before a command or after its whole process tree is gone), never follows a
+ * symlink, and treats every name inside as untrusted.
+ */
+
+export interface FileStamp {
+  readonly size: number;
+  readonly sha256: string;
+}
+
+const MAX_WALK_ENTRIES = 10_000;
+const MAX_WALK_DEPTH = 32;
+
+/** Creates `<dir>` (mode 0700, or 0755 then chowned when a sandbox uid is given) and writes the seed files. */
+export async function createWorkspace(
+  dir: string,
+  files: readonly SeedFile[],
+  owner: { uid: number; gid: number } | null,
+): Promise<void> {
+  await fs.promises.mkdir(dir, { recursive: false, mode: 0o700 });
+  for (const f of files) {
+    const n = normalizeRelativeDir(f.path);
+    if (!n.ok || n.path === '.')
+      throw new ExecutionRequestError('path_outside_workspace', `seed file ${f.path}: invalid path`);
+    const target = path.join(dir, n.path);
+    await fs.promises.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+    const h = await fs.promises.open(
+      target,
+      fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      await h.writeFile(Buffer.from(f.contentBase64, 'base64'));
+    } finally {
+      await h.close();
+    }
+  }
+  if (owner) await chownTree(dir, owner.uid, owner.gid);
+}
+
+async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
+  await fs.promises.lchown(dir, uid, gid);
+  for (const e of await fs.promises.readdir(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) await chownTree(p, uid, gid);
+    else await fs.promises.lchown(p, uid, gid);
+  }
+}
+
+async function hashFile(full: string): Promise<{ sha256: string; size: number }> {
+  const h = await fs.promises.open(full, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  try {
+    const hash = createHash('sha256');
+    let size = 0;
+    const buf = Buffer.alloc(64 * 1024);
+    for (;;) {
+      const { bytesRead } = await h.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buf.subarray(0, bytesRead));
+      size += bytesRead;
+    }
+    return { sha256: hash.digest('hex'), size };
+  } finally {
+    await h.close();
+  }
+}
+
+/** Regular files under `dir` (relative `a/b` paths), with size and SHA-256. Symlinks and specials are skipped. */
+export async function snapshot(dir: string): Promise<Map<string, FileStamp>> {
+  const out = new Map<string, FileStamp>();
+  let seen = 0;
+  const walk = async (d: string, depth: number): Promise<void> => {
+    if (depth > MAX_WALK_DEPTH) return;
+    let entries: fs.Dirent[];
+    try {
+      entries = await fs.promises.readdir(d, { withFileTypes: true });
+    } catch {
+      return; // a directory the sandbox made unreadable: nothing to report from it
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      if (++seen > MAX_WALK_ENTRIES) return;
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) await walk(full, depth + 1);
+      else if (e.isFile()) {
+        try {
+          const { sha256, size } = await hashFile(full);
+          out.set(path.relative(dir, full).split(path.sep).join('/'), { size, sha256 });
+        } catch {
+          /* unreadable or swapped: skipped */
+        }
+      }
+    }
+  };
+  await walk(dir, 0);
+  return out;
+}
+
+/** Files new or different in `after`; with content (base64) while the running total stays within `collectUpTo`. */
+export async function changedFiles(
+  dir: string,
+  before: Map<string, FileStamp>,
+  after: Map<string, FileStamp>,
+  collectUpTo: number,
+): Promise<ChangedFile[]> {
+  const out: ChangedFile[] = [];
+  let collected = 0;
+  for (const [rel, stamp] of after) {
+    const prior = before.get(rel);
+    if (prior && prior.sha256 === stamp.sha256) continue;
+    let contentBase64: string | undefined;
+    if (collected + stamp.size <= collectUpTo) {
+      try {
+        const h = await fs.promises.open(path.join(dir, rel), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+        try {
+          const buf = await h.readFile();
+          if (createHash('sha256').update(buf).digest('hex') === stamp.sha256) {
+            contentBase64 = buf.toString('base64');
+            collected += buf.length;
+          }
+        } finally {
+          await h.close();
+        }
+      } catch {
+        /* not collected */
+      }
+    }
+    out.push({
+      path: rel,
+      sizeBytes: stamp.size,
+      sha256: stamp.sha256,
+      ...(contentBase64 !== undefined ? { contentBase64 } : {}),
+    });
+  }
+  return out;
+}
+
+/** Bytes and entries used under `dir` (lstat; never follows links). Stops counting past the limits. */
+export async function usage(
+  dir: string,
+  stopAt: { bytes: number; files: number },
+): Promise<{ bytes: number; files: number }> {
+  let bytes = 0;
+  let files = 0;
+  const walk = async (d: string, depth: number): Promise<void> => {
+    if (depth > MAX_WALK_DEPTH || bytes > stopAt.bytes || files > stopAt.files) return;
+    let entries: fs.Dirent[];
+    try {
+      entries = await fs.promises.readdir(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      files++;
+      if (bytes > stopAt.bytes || files > stopAt.files) return;
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) await walk(full, depth + 1);
+      else {
+        try {
+          bytes += (await fs.promises.lstat(full)).blocks * 512;
+        } catch {
+          /* gone */
+        }
+      }
+    }
+  };
+  await walk(dir, 0);
+  return { bytes, files };
+}
+
+/** Removes a workspace, making read-only directories writable first (a sandbox may chmod its own files). */
+export async function wipe(dir: string): Promise<void> {
+  const fix = async (d: string): Promise<void> => {
+    await fs.promises.chmod(d, 0o700).catch(() => undefined);
+    const entries = await fs.promises.readdir(d, { withFileTypes: true }).catch(() => [] as fs.Dirent[]);
+    for (const e of entries) if (e.isDirectory()) await fix(path.join(d, e.name));
+  };
+  await fix(dir);
+  await fs.promises.rm(dir, { recursive: true, force: true, maxRetries: 3 });
+}

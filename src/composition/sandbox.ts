@@ -1,0 +1,78 @@
+import type { ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { SandboxClient, spawnSandboxd, waitForSocket } from '../adapters/sandbox';
+import { FakeExecutionEnvironment } from '../adapters/sandbox/fake-environment';
+import { loadSandboxSettings, sharedKernelRefusal, type SandboxSettings } from '../config/sandbox-settings';
+import type { Settings } from '../config/settings';
+import type { ArtifactStore } from '../ports/artifact-store';
+import type { ExecutionEnvironment } from '../ports/execution-environment';
+import type { Logger } from '../ports/logger';
+import type { Tool } from '../ports/tool';
+import { createRunCommandTool } from '../tools/sandbox/run-command';
+import { sessionWorkspaceAccess } from '../tools/sandbox/session-workspace';
+
+export interface SandboxWiring {
+  readonly settings: SandboxSettings;
+  /** The worker's ExecutionEnvironment: a client of `agent sandboxd` (or the in-process fake). */
+  readonly execution: ExecutionEnvironment | null;
+  readonly tool: Tool;
+  close(): Promise<void>;
+}
+
+/**
+ * Binds `sandbox.run_command` to the execution service (ADR 0018). The worker only ever holds a
+ * socket client; with SANDBOX_ADAPTER=fake nothing executes and the fake runs in-process. When no
+ * service listens and SANDBOX_AUTOSTART is on, a CLI or eval process starts its own `agent sandboxd`
+ * (scrubbed environment) on first use and stops it on close; `agent start` runs one for everybody.
+ */
+export function wireSandbox(
+  settings: Settings,
+  opts: { artifacts?: ArtifactStore; log: Logger; env?: NodeJS.ProcessEnv },
+): SandboxWiring {
+  const env = opts.env ?? process.env;
+  const sandbox = loadSandboxSettings(env, settings.dataDir);
+  const refusal = sharedKernelRefusal(sandbox, settings.authMode);
+  let child: ChildProcess | null = null;
+  let execution: ExecutionEnvironment | null = null;
+  if (!refusal && sandbox.adapter === 'fake') execution = new FakeExecutionEnvironment(sandbox.envAllowlist);
+  else if (!refusal && sandbox.adapter !== 'none') {
+    const entry = path.join(__dirname, '..', 'main.js'); // dist/src/main.js
+    execution = new SandboxClient({
+      socketPath: sandbox.socketPath,
+      ensureService:
+        sandbox.autostart && fs.existsSync(entry)
+          ? async () => {
+              opts.log.info('no execution service listening; starting agent sandboxd', { socket: sandbox.socketPath });
+              child = spawnSandboxd(entry, env, 'ignore');
+              child.once('exit', () => (child = null));
+              await waitForSocket(sandbox.socketPath, 60_000, child);
+            }
+          : undefined,
+    });
+  }
+  const tool = createRunCommandTool({
+    execution,
+    unavailableReason:
+      refusal ?? (sandbox.adapter === 'none' ? 'the sandbox is disabled (SANDBOX_ADAPTER=none)' : undefined),
+    workspace: sessionWorkspaceAccess(path.join(settings.dataDir, 'workspaces')),
+    artifacts: opts.artifacts,
+    limits: sandbox.limits,
+    operatorCeilingSeconds: sandbox.timeoutCeilingSeconds,
+    envAllowlist: sandbox.envAllowlist,
+  });
+  return {
+    settings: sandbox,
+    execution,
+    tool,
+    async close() {
+      const c = child;
+      if (!c) return;
+      await new Promise<void>((resolve) => {
+        c.once('exit', () => resolve());
+        c.kill('SIGTERM');
+        setTimeout(() => c.kill('SIGKILL'), 5000).unref();
+      });
+    },
+  };
+}

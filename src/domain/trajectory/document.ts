@@ -1,0 +1,384 @@
+import Decimal from 'decimal.js';
+import type { StoredEvent } from '../events/payloads';
+
+/**
+ * The exported trajectory (plan §31.1, ADR 0016): one versioned JSON document per run in the
+ * messages shape (OpenAI chat: system, user, assistant with `tool_calls`, `tool` results), with the
+ * run's outcome labelled `succeeded` or `failed`, and its usage and model metadata. ShareGPT is the
+ * role rename a consumer can apply. Field names are snake_case, as on the wire of the HTTP API.
+ */
+export const TRAJECTORY_FORMAT = 'agent-core.trajectory';
+export const TRAJECTORY_SCHEMA_VERSION = 1;
+
+export type TrajectoryLabel = 'succeeded' | 'failed';
+export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
+
+export interface WireToolCall {
+  readonly id: string;
+  readonly type: 'function';
+  readonly function: { readonly name: string; readonly arguments: string };
+}
+
+export type TrajectoryMessage =
+  | { readonly role: 'system'; readonly content: string }
+  | { readonly role: 'user'; readonly content: string }
+  | { readonly role: 'assistant'; readonly content: string | null; readonly tool_calls?: readonly WireToolCall[] }
+  | {
+      readonly role: 'tool';
+      readonly tool_call_id: string;
+      readonly name: string;
+      readonly content: string;
+      readonly is_error: boolean;
+    };
+
+export interface TrajectoryModelCall {
+  readonly step: number;
+  readonly attempt: number;
+  readonly provider: string;
+  readonly model: string;
+  readonly status: 'completed' | 'failed';
+  readonly stop_reason: string | null;
+  readonly error_code: string | null;
+  readonly usage: TrajectoryUsage | null;
+  readonly cost_source: string | null;
+  readonly latency_ms: number;
+}
+
+export interface TrajectoryUsage {
+  readonly uncached_input_tokens: number;
+  readonly cached_input_tokens: number;
+  readonly cache_write_tokens: number;
+  readonly output_tokens: number;
+  readonly reasoning_tokens: number;
+  /** Decimal string (USD). */
+  readonly cost: string;
+}
+
+export interface TrajectoryDocument {
+  readonly format: typeof TRAJECTORY_FORMAT;
+  readonly schema_version: typeof TRAJECTORY_SCHEMA_VERSION;
+  readonly run_id: string;
+  readonly session_id: string;
+  readonly tenant_id: string;
+  readonly principal_id: string;
+  readonly agent: { readonly id: string; readonly version: number };
+  readonly model_policy: string;
+  readonly limits: Record<string, unknown>;
+  readonly created_at: string;
+  readonly ended_at: string;
+  readonly outcome: {
+    readonly label: TrajectoryLabel;
+    readonly status: TerminalStatus;
+    /** Why it failed: a `run.failed` reason (`max_steps_exceeded`, …) or `cancelled`; null when it succeeded. */
+    readonly reason: string | null;
+    readonly message: string | null;
+    readonly error_code: string | null;
+  };
+  readonly messages: readonly TrajectoryMessage[];
+  /** Every model call attempt (retries included), in order. */
+  readonly model_calls: readonly TrajectoryModelCall[];
+  /** Distinct `provider:model` pairs that answered. */
+  readonly models: readonly string[];
+  readonly usage: TrajectoryUsage;
+  /** What the export left out or replaced (never the values). */
+  readonly redaction: {
+    readonly replaced: number;
+    readonly rules: readonly string[];
+    readonly excluded: readonly string[];
+  };
+}
+
+/** What the builder needs besides the run's events. */
+export interface BuildContext {
+  /** The system prompt of the run's agent version (platform policy + instructions); null when unknown. */
+  readonly systemPrompt: string | null;
+}
+
+/** The consent the run was stamped with at its first start (`run.consent_stamped`). */
+export interface RunConsentStamp {
+  readonly principalId: string;
+  readonly trajectoryExport: 'granted' | 'withdrawn' | 'absent';
+  readonly consentVersion: number | null;
+}
+
+/**
+ * The document before its final serialisation: tool-call arguments and tool results are still JSON
+ * values, so redaction can work by key as well as by pattern. `finalizeTrajectory` makes the wire form.
+ */
+export interface DraftTrajectory {
+  readonly doc: Omit<TrajectoryDocument, 'messages' | 'redaction'>;
+  readonly messages: DraftMessage[];
+  readonly consent: RunConsentStamp | null;
+  readonly excluded: string[];
+}
+
+export type DraftMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: DraftToolCall[] }
+  | { role: 'tool'; tool_call_id: string; name: string; content: unknown; is_error: boolean };
+
+export interface DraftToolCall {
+  id: string;
+  name: string;
+  arguments: unknown;
+}
+
+const TERMINAL: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
+/**
+ * Builds a run's trajectory from its events (the log is the truth), oldest first. Structural
+ * exclusion happens here: only the listed fields are copied, so raw reasoning (never persisted) and
+ * provider-opaque items (never in the log) cannot appear, and artifact bytes are never inlined.
+ * Returns null for a run that has not ended (it has no outcome yet).
+ */
+export function buildTrajectory(events: readonly StoredEvent[], ctx: BuildContext): DraftTrajectory | null {
+  const first = events[0];
+  if (!first) return null;
+  const messages: DraftMessage[] = [];
+  const excluded = new Set<string>();
+  if (ctx.systemPrompt !== null) messages.push({ role: 'system', content: ctx.systemPrompt });
+  const callsByKey = new Map<string, DraftToolCall>();
+  const toolByInvocation = new Map<string, { callId: string; name: string }>();
+  const resultByInvocation = new Map<string, DraftMessage & { role: 'tool' }>();
+  const startedCalls = new Map<string, { provider: string; model: string }>();
+  const modelCalls: TrajectoryModelCall[] = [];
+  let queued: Extract<StoredEvent, { type: 'run.queued' }>['data'] | null = null;
+  let consent: RunConsentStamp | null = null;
+  let terminal: StoredEvent | null = null;
+  let total = { uncached: 0, cached: 0, write: 0, output: 0, reasoning: 0, cost: new Decimal(0) };
+
+  for (const e of events) {
+    switch (e.type) {
+      case 'run.queued':
+        queued = e.data;
+        break;
+      case 'run.consent_stamped':
+        consent ??= e.data;
+        break;
+      case 'user.message.created': {
+        const text = e.data.content
+          .filter((p): p is { type: 'text'; text: string } => p.type === 'text')
+          .map((p) => p.text)
+          .join('');
+        if (e.data.content.some((p) => p.type !== 'text')) excluded.add('artifact_content');
+        messages.push({ role: 'user', content: text });
+        break;
+      }
+      case 'model.request.started':
+        startedCalls.set(e.data.modelCallId, { provider: e.data.provider, model: e.data.model });
+        break;
+      case 'model.response.completed': {
+        const who = startedCalls.get(e.data.modelCallId) ?? { provider: 'unknown', model: 'unknown' };
+        const u = e.data.usage;
+        total = {
+          uncached: total.uncached + u.uncachedInputTokens,
+          cached: total.cached + u.cachedInputTokens,
+          write: total.write + u.cacheWriteTokens,
+          output: total.output + u.outputTokens,
+          reasoning: total.reasoning + u.reasoningTokens,
+          cost: total.cost.plus(e.data.cost),
+        };
+        modelCalls.push({
+          step: e.data.step,
+          attempt: e.data.attempt,
+          provider: who.provider,
+          model: who.model,
+          status: 'completed',
+          stop_reason: e.data.stopReason,
+          error_code: null,
+          usage: usageOf(u, e.data.cost),
+          cost_source: e.data.costSource,
+          latency_ms: e.data.latencyMs,
+        });
+        if (u.reasoningTokens > 0) excluded.add('reasoning');
+        if (e.data.toolCalls.length > 0) {
+          const calls = e.data.toolCalls.map((c) => {
+            const call: DraftToolCall = { id: c.callId, name: c.name, arguments: {} };
+            callsByKey.set(`${e.data.step}\u0000${c.callId}`, call);
+            return call;
+          });
+          // The text of a tool-using turn is not persisted (only its length), so it is not exported.
+          messages.push({ role: 'assistant', content: null, tool_calls: calls });
+        }
+        break;
+      }
+      case 'model.request.failed': {
+        const who = startedCalls.get(e.data.modelCallId) ?? { provider: 'unknown', model: 'unknown' };
+        modelCalls.push({
+          step: e.data.step,
+          attempt: e.data.attempt,
+          provider: who.provider,
+          model: who.model,
+          status: 'failed',
+          stop_reason: null,
+          error_code: e.data.errorCode,
+          usage: null,
+          cost_source: null,
+          latency_ms: e.data.latencyMs,
+        });
+        break;
+      }
+      case 'tool.call.proposed': {
+        const call = callsByKey.get(`${e.data.step}\u0000${e.data.callId}`);
+        if (call) call.arguments = e.data.arguments;
+        toolByInvocation.set(e.data.invocationId, { callId: e.data.callId, name: e.data.toolName });
+        break;
+      }
+      case 'tool.call.completed':
+      case 'tool.call.failed':
+      case 'tool.call.denied': {
+        const call = toolByInvocation.get(e.data.invocationId);
+        if (!call) break;
+        const content =
+          e.type === 'tool.call.completed'
+            ? e.data.result
+            : e.type === 'tool.call.failed'
+              ? { error: { code: e.data.errorCode, message: e.data.message } }
+              : { error: { code: e.data.reasonCode, message: e.data.explanation } };
+        const prior = resultByInvocation.get(e.data.invocationId);
+        if (prior) {
+          prior.content = content;
+          prior.is_error = e.type !== 'tool.call.completed';
+        } else {
+          const msg = {
+            role: 'tool' as const,
+            tool_call_id: call.callId,
+            name: call.name,
+            content,
+            is_error: e.type !== 'tool.call.completed',
+          };
+          resultByInvocation.set(e.data.invocationId, msg);
+          messages.push(msg);
+        }
+        break;
+      }
+      case 'assistant.message.completed':
+        messages.push({ role: 'assistant', content: e.data.text });
+        break;
+      default:
+        if (TERMINAL.has(e.type)) terminal = e;
+        break;
+    }
+  }
+  if (!terminal || !queued) return null;
+  const outcome =
+    terminal.type === 'run.completed'
+      ? { label: 'succeeded' as const, status: 'completed' as const, reason: null, message: null, error_code: null }
+      : terminal.type === 'run.failed'
+        ? {
+            label: 'failed' as const,
+            status: 'failed' as const,
+            reason: terminal.data.reason,
+            message: terminal.data.message,
+            error_code: terminal.data.errorCode,
+          }
+        : terminal.type === 'run.cancelled'
+          ? {
+              label: 'failed' as const,
+              status: 'cancelled' as const,
+              reason: 'cancelled',
+              message: terminal.data.reason,
+              error_code: null,
+            }
+          : null;
+  if (!outcome) return null;
+  const models = [
+    ...new Set(modelCalls.filter((c) => c.status === 'completed').map((c) => `${c.provider}:${c.model}`)),
+  ];
+  return {
+    doc: {
+      format: TRAJECTORY_FORMAT,
+      schema_version: TRAJECTORY_SCHEMA_VERSION,
+      run_id: terminal.runId ?? first.runId ?? '',
+      session_id: first.sessionId,
+      tenant_id: first.tenantId,
+      principal_id: queued.principalId,
+      agent: { id: queued.agentId, version: queued.agentVersion },
+      model_policy: queued.modelPolicy,
+      limits: snakeKeys(queued.limits as unknown as Record<string, unknown>),
+      created_at: first.createdAt,
+      ended_at: terminal.createdAt,
+      outcome,
+      model_calls: modelCalls,
+      models,
+      usage: {
+        uncached_input_tokens: total.uncached,
+        cached_input_tokens: total.cached,
+        cache_write_tokens: total.write,
+        output_tokens: total.output,
+        reasoning_tokens: total.reasoning,
+        cost: total.cost.toString(),
+      },
+    },
+    messages,
+    consent,
+    excluded: [...excluded].sort(),
+  };
+}
+
+/** The wire document: arguments and tool results serialised as JSON strings (the messages shape). */
+export function finalizeTrajectory(
+  draft: DraftTrajectory,
+  redaction: { replaced: number; rules: readonly string[] },
+): TrajectoryDocument {
+  const messages: TrajectoryMessage[] = draft.messages.map((m) => {
+    if (m.role === 'tool') return { ...m, content: JSON.stringify(m.content ?? null) };
+    if (m.role === 'assistant' && m.tool_calls)
+      return {
+        role: 'assistant',
+        content: m.content,
+        tool_calls: m.tool_calls.map((c) => ({
+          id: c.id,
+          type: 'function' as const,
+          function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) },
+        })),
+      };
+    return m as TrajectoryMessage;
+  });
+  return {
+    ...draft.doc,
+    messages,
+    redaction: { replaced: redaction.replaced, rules: [...redaction.rules].sort(), excluded: draft.excluded },
+  };
+}
+
+function usageOf(
+  u: {
+    uncachedInputTokens: number;
+    cachedInputTokens: number;
+    cacheWriteTokens: number;
+    outputTokens: number;
+    reasoningTokens: number;
+  },
+  cost: string,
+): TrajectoryUsage {
+  return {
+    uncached_input_tokens: u.uncachedInputTokens,
+    cached_input_tokens: u.cachedInputTokens,
+    cache_write_tokens: u.cacheWriteTokens,
+    output_tokens: u.outputTokens,
+    reasoning_tokens: u.reasoningTokens,
+    cost,
+  };
+}
+
+function snakeKeys(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = v;
+  return out;
+}
+
+/** True when the run's stamp and the principal's current consent both allow exporting it (ADR 0016). */
+export function consentAllows(
+  stamp: RunConsentStamp | null,
+  current: { status: 'granted' | 'withdrawn'; version: number } | undefined,
+): boolean {
+  return (
+    stamp !== null &&
+    stamp.trajectoryExport === 'granted' &&
+    current !== undefined &&
+    current.status === 'granted' &&
+    current.version === stamp.consentVersion
+  );
+}

@@ -1,0 +1,291 @@
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { NamespaceExecutionEnvironment } from '../../../src/adapters/sandbox/namespace-environment';
+import { SandboxClient } from '../../../src/adapters/sandbox/sandbox-client';
+import { SandboxService } from '../../../src/adapters/sandbox/sandbox-service';
+import { silentLogger } from '../../../src/adapters/logging/pino-logger';
+import { projectRoot } from '../../../src/config/project-root';
+import { DEFAULT_ENV_ALLOWLIST } from '../../../src/domain/sandbox/request-checks';
+import type { EnvironmentHandle, ExecutionResult, ResourceLimits } from '../../../src/ports/execution-environment';
+
+/**
+ * Acceptance of the isolated-execution issue against the real `namespace` adapter (bubblewrap),
+ * reached the way the worker reaches it: a SandboxClient over the execution service's unix socket.
+ */
+const hasBwrap = fs.existsSync('/usr/bin/bwrap') && fs.existsSync('/usr/bin/prlimit');
+const hasPython = fs.existsSync('/usr/bin/python3');
+const d = hasBwrap && hasPython ? describe : describe.skip;
+
+const LIMITS: ResourceLimits = {
+  wallClockSeconds: 20,
+  cpuSeconds: 2,
+  memoryBytes: 256 * 1024 * 1024,
+  maxProcesses: 32,
+  maxFileBytes: 4 * 1024 * 1024,
+  workspaceBytes: 16 * 1024 * 1024,
+  workspaceFiles: 500,
+  tmpBytes: 2 * 1024 * 1024,
+  maxOpenFiles: 64,
+  maxOutputBytes: 64 * 1024,
+};
+
+let dir: string;
+let service: SandboxService;
+let client: SandboxClient;
+let adapter: NamespaceExecutionEnvironment;
+const live: EnvironmentHandle[] = [];
+
+const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
+async function env(files: { path: string; content: string }[] = []): Promise<EnvironmentHandle> {
+  const h = await client.provision({
+    tenantId: 'tenant-a',
+    runId: `run-${live.length}`,
+    leaseSeconds: 300,
+    limits: LIMITS,
+    files: files.map((f) => ({ path: f.path, contentBase64: Buffer.from(f.content).toString('base64') })),
+  });
+  live.push(h);
+  return h;
+}
+async function run(argv: string[], h?: EnvironmentHandle, timeoutSeconds?: number): Promise<ExecutionResult> {
+  return client.execute(h ?? (await env()), { argv, timeoutSeconds });
+}
+async function healthy(): Promise<void> {
+  expect((await client.health()).ok).toBe(true);
+  const r = await run(['python3', '-c', 'print(6*7)']);
+  expect([r.reason, r.exitCode, text(r.stdout)]).toEqual(['exited', 0, '42\n']);
+}
+/** Host pids whose command line contains `token`. */
+function hostPidsWith(token: string): number[] {
+  const out: number[] = [];
+  for (const p of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(token)) out.push(Number(p));
+    } catch {
+      /* exited */
+    }
+  }
+  return out;
+}
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sbx-int-'));
+  fs.chmodSync(dir, 0o755);
+  adapter = new NamespaceExecutionEnvironment({
+    root: path.join(dir, 'sandboxes'),
+    envAllowlist: DEFAULT_ENV_ALLOWLIST,
+  });
+  const socketPath = path.join(dir, 'run', 'sandboxd.sock');
+  service = new SandboxService({ socketPath, adapter, log: silentLogger });
+  if (hasBwrap && hasPython) await service.start();
+  client = new SandboxClient({ socketPath });
+});
+afterAll(async () => {
+  for (const h of live) await client.destroy(h).catch(() => undefined);
+  if (hasBwrap && hasPython) await service.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+d('the namespace sandbox isolates', () => {
+  it('cannot open a TCP connection to a server on the host loopback', async () => {
+    let accepted = 0;
+    const server = net.createServer((s) => {
+      accepted++;
+      s.on('error', () => undefined);
+      s.end('hello');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      // The host can reach it (the server is real) ...
+      await new Promise<void>((resolve, reject) => {
+        const c = net.connect(port, '127.0.0.1', () => {
+          c.destroy();
+          resolve();
+        });
+        c.once('error', reject);
+      });
+      expect(accepted).toBe(1);
+      // ... the sandbox cannot.
+      const r = await run([
+        'python3',
+        '-c',
+        `import socket\ntry:\n  socket.create_connection(("127.0.0.1", ${port}), timeout=3); print("CONNECTED")\nexcept OSError as e:\n  print("REFUSED", e.errno)`,
+      ]);
+      expect(text(r.stdout)).toMatch(/^REFUSED/);
+      expect(accepted).toBe(1);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('cannot resolve a name', async () => {
+    const r = await run([
+      'python3',
+      '-c',
+      'import socket\ntry:\n  print(socket.getaddrinfo("example.com", 443))\nexcept OSError as e:\n  print("NO_DNS", type(e).__name__)',
+    ]);
+    expect(text(r.stdout)).toMatch(/^NO_DNS gaierror/);
+  });
+
+  it("cannot read /etc/shadow, the project's .env or its files", async () => {
+    const root = projectRoot();
+    const r = await run([
+      'python3',
+      '-c',
+      `import os\nfor p in ["/etc/shadow", "${root}/.env", "${root}/package.json", "/root", "${os.homedir()}"]:\n  print(p, os.path.exists(p))`,
+    ]);
+    expect(r.exitCode).toBe(0);
+    const lines = text(r.stdout).trim().split('\n');
+    expect(lines).toHaveLength(5);
+    for (const l of lines) expect(l).toMatch(/ False$/);
+    // The files are really there on the host (the test would prove nothing otherwise).
+    expect(fs.existsSync(path.join(root, 'package.json'))).toBe(true);
+  });
+
+  it("cannot see another run's workspace", async () => {
+    const a = await env([{ path: 'secret.txt', content: 'tenant-a secret' }]);
+    const b = await env();
+    const aHost = path.join(dir, 'sandboxes', a.id);
+    expect(fs.readFileSync(path.join(aHost, 'secret.txt'), 'utf8')).toBe('tenant-a secret');
+    const r = await run(
+      [
+        'python3',
+        '-c',
+        `import os\nprint(sorted(os.listdir("/workspace")))\nprint(os.path.exists("${aHost}/secret.txt"), os.path.exists("${dir}"))`,
+      ],
+      b,
+    );
+    expect(text(r.stdout)).toBe('[]\nFalse False\n');
+    const own = await run(['cat', 'secret.txt'], a);
+    expect(text(own.stdout)).toBe('tenant-a secret');
+  });
+
+  it("sees none of the worker's environment variables", async () => {
+    process.env.DATABASE_URL = 'postgres://user:hunter2@127.0.0.1/agent';
+    process.env.OPENAI_API_KEY = 'sk-test-not-a-real-key-0123456789';
+    const r = await run(['python3', '-c', 'import os\nfor k in sorted(os.environ): print(k + "=" + os.environ[k])']);
+    const seen = Object.fromEntries(
+      text(r.stdout)
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+    expect(Object.keys(seen).sort()).toEqual(expect.arrayContaining(['HOME', 'LANG', 'PATH', 'TMPDIR', 'USER']));
+    for (const name of Object.keys(seen))
+      expect(['HOME', 'LANG', 'PATH', 'TMPDIR', 'USER', 'PWD', 'LC_CTYPE', 'SHLVL', '_']).toContain(name);
+    for (const [k, v] of Object.entries(process.env)) {
+      if (!v || ['HOME', 'LANG', 'PATH', 'TMPDIR', 'USER', 'PWD', 'SHLVL', '_', 'LC_CTYPE'].includes(k)) continue;
+      expect(Object.values(seen)).not.toContain(v);
+    }
+    expect(seen.HOME).toBe('/workspace');
+    delete process.env.DATABASE_URL;
+    delete process.env.OPENAI_API_KEY;
+  });
+
+  it('runs as an unprivileged uid on the host', async () => {
+    const h = await env();
+    const r = await run(['python3', '-c', 'import os\nprint(os.getuid())\nopen("mine.txt", "w").write("x")'], h);
+    expect(text(r.stdout)).toBe('1000\n');
+    const st = fs.statSync(path.join(dir, 'sandboxes', h.id, 'mine.txt'));
+    expect(st.uid).not.toBe(0);
+    // Run as root, the service gives each environment its own uid from a pool (200000+); otherwise
+    // the sandbox maps to the service's own (non-root) uid.
+    if (process.getuid!() === 0) expect(st.uid).toBeGreaterThanOrEqual(200_000);
+    else expect(st.uid).toBe(process.getuid!());
+  });
+});
+
+d('limits stop a command with the matching KillReason and the service stays healthy', () => {
+  it('a fork bomb → pids', async () => {
+    const r = await run(['python3', '-c', 'import os\nwhile True:\n  os.fork()']);
+    expect(r.reason).toBe('pids');
+    await healthy();
+  });
+
+  it('a memory hog → memory', async () => {
+    const r = await run(['python3', '-c', 'x = bytearray(2 * 1024 * 1024 * 1024)']);
+    expect(r.reason).toBe('memory');
+    await healthy();
+  });
+
+  it('a CPU spin → cpu', async () => {
+    const r = await run(['python3', '-c', 'while True: pass']);
+    expect([r.reason, r.signal]).toEqual(['cpu', 'SIGXCPU']);
+    await healthy();
+  });
+
+  it('an infinite sleep → timeout (the service enforces the wall clock)', async () => {
+    const r = await run(['sleep', 'infinity'], undefined, 1);
+    expect(r.reason).toBe('timeout');
+    expect(r.exitCode).toBeNull();
+    await healthy();
+  });
+
+  it('a disk filler → disk (file size limit, workspace quota and the /tmp cap)', async () => {
+    const big = await run(['python3', '-c', 'open("big", "wb").write(b"x" * (8 * 1024 * 1024))']);
+    expect(big.reason).toBe('disk');
+    const many = await run([
+      'python3',
+      '-c',
+      'import os\nfor i in range(100000):\n  open("f%d" % i, "wb").write(b"y" * 65536)',
+    ]);
+    expect(many.reason).toBe('disk');
+    const tmp = await run(['python3', '-c', 'open("/tmp/t", "wb").write(b"z" * (3 * 1024 * 1024))']);
+    expect(tmp.reason).toBe('disk');
+    await healthy();
+  });
+
+  it('an output flood → output, with the output cut at the cap', async () => {
+    const r = await run(['python3', '-c', 'import sys\nwhile True: sys.stdout.write("y" * 65536)']);
+    expect(r.reason).toBe('output');
+    expect(r.outputTruncated).toBe(true);
+    expect(r.stdout.length + r.stderr.length).toBeLessThanOrEqual(LIMITS.maxOutputBytes);
+    await healthy();
+  });
+
+  it('a normal failure is `exited` with its code, not a limit', async () => {
+    const r = await run(['python3', '-c', 'import sys; sys.exit(3)']);
+    expect([r.reason, r.exitCode]).toEqual(['exited', 3]);
+  });
+});
+
+d('destroy', () => {
+  it('kills the whole sandbox process tree and removes the workspace', async () => {
+    const h = await client.provision({ tenantId: 't', runId: 'tree', leaseSeconds: 60, limits: LIMITS });
+    const token = `tree-${Date.now()}`;
+    let started!: () => void;
+    const ready = new Promise<void>((r) => (started = r));
+    const pending = client.execute(
+      h,
+      {
+        argv: [
+          'python3',
+          '-c',
+          'import os, sys, time\nfor i in range(3):\n  if os.fork() == 0:\n    time.sleep(1000)\nprint("started", flush=True)\ntime.sleep(1000)',
+          token,
+        ],
+      },
+      { onOutput: () => started() },
+    );
+    await ready;
+    expect(hostPidsWith(token).length).toBeGreaterThanOrEqual(4);
+    await client.destroy(h);
+    const r = await pending;
+    expect(r.reason).toBe('cancelled');
+    expect(hostPidsWith(token)).toEqual([]);
+    expect(fs.existsSync(path.join(dir, 'sandboxes', h.id))).toBe(false);
+    await healthy();
+  });
+
+  it('the reaper destroys an environment whose lease expired', async () => {
+    const h = await client.provision({ tenantId: 't', runId: 'lease', leaseSeconds: 1, limits: LIMITS });
+    expect(fs.existsSync(path.join(dir, 'sandboxes', h.id))).toBe(true);
+    expect(await service.reap(Date.parse(h.leaseExpiresAt) + 1)).toBeGreaterThanOrEqual(1);
+    expect(fs.existsSync(path.join(dir, 'sandboxes', h.id))).toBe(false);
+    await expect(client.execute(h, { argv: ['true'] })).rejects.toMatchObject({ code: 'environment_not_found' });
+  });
+});
