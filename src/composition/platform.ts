@@ -39,6 +39,9 @@ import { ApprovalService } from '../application/approvals/approval-service';
 import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
 import { ToolRegistry } from '../tools/registry';
+import { APPROX_ESTIMATOR } from '../context/approx-estimator';
+import { ContextEngine } from '../context/engine';
+import { TiktokenEstimators } from '../adapters/tokenizer/tiktoken-estimator';
 
 /**
  * The composition root: the one place adapters are bound to ports. The API process, the worker
@@ -150,6 +153,8 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     );
     const transient = new PgTransientPublisher(db);
     const leaseMs = settings.leaseSeconds * 1000;
+    // One context engine per process: its per-session history cache serves every worker (plan §11).
+    const context = new ContextEngine(store, { estimators: new TiktokenEstimators(APPROX_ESTIMATOR), log });
     const createRunLoop = (overrides: Partial<RunLoopSettings> = {}) =>
       new RunLoop(
         {
@@ -167,6 +172,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }),
           records: toolRecords,
           policy,
+          context,
         },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );
