@@ -4,6 +4,7 @@ import { createAskUserTool } from './conversation/ask-user';
 import { createDemoExternalWriteTool } from './demo/external-write';
 import { createCalculatorTool } from './math/calculator-tool';
 import { createCurrentTimeTool } from './system/current-time';
+import { createPlanUpdateTool } from './plan/plan-update';
 import { createWorkspaceTools } from './workspace/workspace-tools';
 
 /** The tools every deployment ships: pure, read-only, and safe to run in parallel. */
@@ -25,5 +26,7 @@ export function createPlatformTools(opts: PlatformToolOptions): Tool[] {
     ...createWorkspaceTools({ root: opts.workspaceRoot }),
     createDemoExternalWriteTool(opts.demoWrites),
     createAskUserTool(),
+    // Optional: an agent uses it only when `plan.update` is in its enabled_tools.
+    createPlanUpdateTool(),
   ];
 }
