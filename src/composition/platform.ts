@@ -46,6 +46,9 @@ import { ToolRegistry } from '../tools/registry';
 import type { PromMetrics } from '../adapters/telemetry/prom-metrics';
 import { setupTelemetry } from './telemetry';
 import { createTrajectories, type Trajectories } from './trajectory';
+import { APPROX_ESTIMATOR } from '../context/approx-estimator';
+import { ContextEngine } from '../context/engine';
+import { TiktokenEstimators } from '../adapters/tokenizer/tiktoken-estimator';
 
 /**
  * The composition root: the one place adapters are bound to ports. The API process, the worker
@@ -173,6 +176,8 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     const sessionTools = new SessionToolCache();
     const trajectories = createTrajectories({ db, agents, artifacts, clock, ids, log });
     const leaseMs = settings.leaseSeconds * 1000;
+    // One context engine per process: its per-session history cache serves every worker (plan §11).
+    const context = new ContextEngine(store, { estimators: new TiktokenEstimators(APPROX_ESTIMATOR), log });
     const createRunLoop = (overrides: Partial<RunLoopSettings> = {}) =>
       new RunLoop(
         {
@@ -193,6 +198,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           metrics: telemetry.metrics,
           sessionTools,
           artifacts: { store: artifacts, ttlSeconds: settings.artifactToolResultTtlSeconds },
+          context,
         },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );

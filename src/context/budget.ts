@@ -18,7 +18,7 @@ export interface BudgetCaps {
   readonly retrieved: number;
   /** The compaction summary (part of history, capped on its own so it cannot crowd out dialogue). */
   readonly summary: number;
-  /** Output reserve: the most the request asks the model to write. */
+  /** Output reserve: the most the request asks the model to write (also at most a quarter of the window). */
   readonly reserveOutput: number;
   /** The floor the output reserve may shrink to under pressure. */
   readonly reserveOutputFloor: number;
@@ -90,7 +90,10 @@ export function allocate(
       });
     }
   }
-  const reserve = Math.min(requestedOutput ?? caps.reserveOutput, caps.reserveOutput);
+  // The output reserve is capped absolutely and, so a small window still leaves room for input,
+  // at a quarter of the window (never below its floor).
+  const quarter = window === null ? Infinity : Math.max(caps.reserveOutputFloor, Math.floor(window / 4));
+  const reserve = Math.min(requestedOutput ?? caps.reserveOutput, caps.reserveOutput, quarter);
   const retrieved = Math.min(used.retrieved, caps.retrieved);
   const summary = Math.min(used.summary, caps.summary);
   const base = {

@@ -16,6 +16,11 @@ export interface ModelProvider {
    * docs/model-gateway.md §6.
    */
   readonly usageApi?: ProviderUsageApi;
+  /**
+   * The context window of a model of an offline provider (profiles declare theirs in
+   * `context_limit`); the fake provider reads it from its fixture. Absent or null: no limit known.
+   */
+  readonly contextLimitOf?: (model: string) => number | null;
 }
 
 /** What the run loop knows about a completed call when it asks the usage API for its cost. */

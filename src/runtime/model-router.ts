@@ -82,7 +82,7 @@ export class ModelRouter {
     if (offline) {
       return {
         provider: offline,
-        model: { provider: providerName, model: modelName, contextLimit: null },
+        model: { provider: providerName, model: modelName, contextLimit: offline.contextLimitOf?.(modelName) ?? null },
         capabilities: OFFLINE_CAPABILITIES,
         billing: { kind: 'free' },
       };

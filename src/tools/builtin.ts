@@ -6,6 +6,7 @@ import { createAskUserTool } from './conversation/ask-user';
 import { createDemoExternalWriteTool } from './demo/external-write';
 import { createCalculatorTool } from './math/calculator-tool';
 import { createCurrentTimeTool } from './system/current-time';
+import { createPlanUpdateTool } from './plan/plan-update';
 import { createWorkspaceTools } from './workspace/workspace-tools';
 
 /** The tools every deployment ships: pure, read-only, and safe to run in parallel. */
@@ -30,5 +31,7 @@ export function createPlatformTools(opts: PlatformToolOptions): Tool[] {
     createDemoExternalWriteTool(opts.demoWrites),
     createAskUserTool(),
     ...(opts.artifacts ? [createArtifactExportTool({ workspaceRoot: opts.workspaceRoot, store: opts.artifacts })] : []),
+    // Optional: an agent uses it only when `plan.update` is in its enabled_tools.
+    createPlanUpdateTool(),
   ];
 }

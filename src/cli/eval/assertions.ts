@@ -29,7 +29,100 @@ const CHECKS: { readonly [K in keyof Required<Expected>]: Check<K> } = {
   toolExecutions: checkToolExecutions,
   artifacts: checkArtifacts,
   toolResultTrust: checkToolResultTrust,
+  contextWithinLimit: (want, obs) => (want ? checkContextWithinLimit(obs) : []),
+  contextCompactionsAtLeast: (min, obs) => {
+    const n = obs.sessionEvents.filter((e) => e.type === 'context.compacted').length;
+    return n >= min ? [] : [`context_compactions_at_least: expected at least ${min} compactions, the session has ${n}`];
+  },
+  summaryProvenanceValid: (want, obs) => (want ? checkSummaryProvenance(obs) : []),
+  conversationReplayable: (want, obs) => (want ? checkConversationReplayable(obs) : []),
 };
+
+/** Every model request of the session recorded a context build with a declared window it stayed within. */
+function checkContextWithinLimit(obs: Observation): string[] {
+  const failures: string[] = [];
+  let requests = 0;
+  for (const e of obs.sessionEvents) {
+    if (e.type !== 'model.request.started') continue;
+    requests += 1;
+    const c = e.data.context;
+    if (!c || c.limit === null)
+      failures.push(`context_within_limit: request at sequence ${e.sequence} has no context limit`);
+    else if (c.total > c.limit)
+      failures.push(
+        `context_within_limit: request at sequence ${e.sequence} needs ${c.total} tokens > limit ${c.limit}`,
+      );
+  }
+  if (requests === 0) failures.push('context_within_limit: the session made no model request');
+  return failures.slice(0, 5);
+}
+
+const CONVERSATION_TYPES = new Set([
+  'user.message.created',
+  'assistant.message.completed',
+  'tool.call.proposed',
+  'tool.call.completed',
+  'tool.call.failed',
+  'tool.call.denied',
+]);
+
+/** Each compaction's sources are conversation events of this session; each summary line names its own kind. */
+function checkSummaryProvenance(obs: Observation): string[] {
+  const bySeq = new Map(obs.sessionEvents.map((e) => [e.sequence, e]));
+  const failures: string[] = [];
+  const compactions = obs.sessionEvents.filter((e) => e.type === 'context.compacted');
+  if (compactions.length === 0) return ['summary_provenance_valid: the session has no context.compacted event'];
+  for (const e of compactions) {
+    if (e.type !== 'context.compacted') continue;
+    for (const s of e.data.sourceSequences) {
+      const src = bySeq.get(s);
+      if (!src || !CONVERSATION_TYPES.has(src.type))
+        failures.push(
+          `summary_provenance_valid: compaction at ${e.sequence} cites sequence ${s}, which is ${src ? src.type : 'missing'}`,
+        );
+    }
+    for (const d of e.data.summary.dialogue) {
+      const want = d.role === 'user' ? 'user.message.created' : 'assistant.message.completed';
+      if (bySeq.get(d.sourceSequence)?.type !== want)
+        failures.push(
+          `summary_provenance_valid: a ${d.role} line of compaction ${e.sequence} cites sequence ${d.sourceSequence}`,
+        );
+    }
+  }
+  return failures.slice(0, 5);
+}
+
+/** Replaying the log yields every message: one user message per run, each run's answer, in order. */
+function checkConversationReplayable(obs: Observation): string[] {
+  const runs = new Map<string, { user: number; answers: number; completed: boolean }>();
+  for (const e of obs.sessionEvents) {
+    if (!e.runId) continue;
+    const r = runs.get(e.runId) ?? { user: 0, answers: 0, completed: false };
+    if (e.type === 'user.message.created') r.user += 1;
+    if (e.type === 'assistant.message.completed') r.answers += 1;
+    if (e.type === 'run.completed') r.completed = true;
+    runs.set(e.runId, r);
+  }
+  const failures: string[] = [];
+  for (const [runId, r] of runs) {
+    if (r.user !== 1) failures.push(`conversation_replayable: run ${runId} has ${r.user} user messages in the log`);
+    if (r.completed && r.answers !== 1)
+      failures.push(`conversation_replayable: completed run ${runId} has ${r.answers} answers in the log`);
+  }
+  if (obs.submittedTexts) {
+    const logged = obs.sessionEvents.flatMap((e) =>
+      e.type === 'user.message.created' ? [e.data.content.map((p) => (p.type === 'text' ? p.text : '')).join('')] : [],
+    );
+    const i = obs.submittedTexts.findIndex((t, k) => logged[k] !== t);
+    if (i >= 0 || logged.length !== obs.submittedTexts.length)
+      failures.push(
+        `conversation_replayable: the log's user messages differ from what was submitted (first difference at message ${i >= 0 ? i + 1 : logged.length + 1})`,
+      );
+  }
+  const sequences = obs.sessionEvents.map((e) => e.sequence);
+  if (sequences.some((s, i) => s !== i + 1)) failures.push('conversation_replayable: the session log has gaps');
+  return failures.slice(0, 5);
+}
 
 /** Runs every assertion the case states, then the checks every case gets (idempotent submissions). */
 export function checkExpectations(expected: Expected, obs: Observation): string[] {

@@ -9,7 +9,11 @@ export interface CaseFile {
   name: string;
   description: string;
   agent_id?: string;
-  input: { text: string; repeat_with_same_idempotency_key?: boolean };
+  input: {
+    text: string;
+    repeat_with_same_idempotency_key?: boolean;
+    preceding_turns?: { text: string; repeat?: number; model_fixture?: string }[];
+  };
   model_fixture: string;
   limits?: {
     max_steps?: number;
@@ -45,6 +49,10 @@ export interface CaseFile {
     tool_executions?: Record<string, number>;
     artifacts?: { name: string; sha256?: string; media_type?: string }[];
     tool_result_trust?: Record<string, string>;
+    context_within_limit?: boolean;
+    context_compactions_at_least?: number;
+    summary_provenance_valid?: boolean;
+    conversation_replayable?: boolean;
   };
 }
 
@@ -72,6 +80,19 @@ export const CASE_FILE_SCHEMA = {
       properties: {
         text: { type: 'string', minLength: 1 },
         repeat_with_same_idempotency_key: { type: 'boolean' },
+        preceding_turns: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['text'],
+            properties: {
+              text: { type: 'string', minLength: 1 },
+              repeat: { type: 'integer', minimum: 1, maximum: 1000 },
+              model_fixture: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' },
+            },
+          },
+        },
       },
     },
     model_fixture: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' },
@@ -141,6 +162,10 @@ export const CASE_FILE_SCHEMA = {
           propertyNames: toolName,
           additionalProperties: { type: 'string', enum: ['internal_tool', 'user', 'external_untrusted'] },
         },
+        context_within_limit: { type: 'boolean' },
+        context_compactions_at_least: count,
+        summary_provenance_valid: { type: 'boolean' },
+        conversation_replayable: { type: 'boolean' },
         artifacts: {
           type: 'array',
           items: {

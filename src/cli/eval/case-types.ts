@@ -64,6 +64,20 @@ export interface Expected {
   readonly toolExecutions?: Readonly<Record<string, number>>;
   readonly artifacts?: readonly ArtifactExpectation[];
   readonly toolResultTrust?: Readonly<Record<string, string>>;
+  /** Every model request of the session recorded a context build within a declared window. */
+  readonly contextWithinLimit?: boolean;
+  readonly contextCompactionsAtLeast?: number;
+  /** Every compaction's source sequences name conversation events of the session. */
+  readonly summaryProvenanceValid?: boolean;
+  /** The session log still holds every submitted message, in order (compaction removed nothing). */
+  readonly conversationReplayable?: boolean;
+}
+
+/** A message submitted (and driven to completion) in the case's session before its own input. */
+export interface PrecedingTurn {
+  readonly text: string;
+  /** The fixture that answers it; the case's `model_fixture` when absent. */
+  readonly modelFixture: string | null;
 }
 
 /** A validated evaluation case, one per `evals/cases/NN_name.yaml` file. */
@@ -76,7 +90,12 @@ export interface EvalCase {
   /** The file the case was loaded from, for messages. */
   readonly file: string;
   readonly agentId: string;
-  readonly input: { readonly text: string; readonly repeatWithSameIdempotencyKey: boolean };
+  readonly input: {
+    readonly text: string;
+    readonly repeatWithSameIdempotencyKey: boolean;
+    /** Expanded (`repeat`) turns submitted, one after another, before `text`. */
+    readonly precedingTurns: readonly PrecedingTurn[];
+  };
   /** Fixture under config/model-fixtures; the run's model policy is `fake:<modelFixture>`. */
   readonly modelFixture: string;
   readonly limits: Partial<RunLimits>;

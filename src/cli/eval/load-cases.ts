@@ -72,6 +72,17 @@ export function loadCases(dir: string, opts: LoadCasesOptions): EvalCase[] {
     if (raw.pending === undefined && !fixtureExists(opts.fixturesDir, raw.model_fixture)) {
       issue('model_fixture', `no fixture "${raw.model_fixture}" in ${show(opts.fixturesDir)}`);
     }
+    for (const [i, t] of (raw.input.preceding_turns ?? []).entries()) {
+      if (
+        raw.pending === undefined &&
+        t.model_fixture !== undefined &&
+        !fixtureExists(opts.fixturesDir, t.model_fixture)
+      )
+        issue(
+          `input.preceding_turns[${i}].model_fixture`,
+          `no fixture "${t.model_fixture}" in ${show(opts.fixturesDir)}`,
+        );
+    }
     if (issues.length === before)
       cases.push(toCase(raw, `${number}_${fileCaseName}`, file, opts.defaultAgentId ?? 'general'));
   }
@@ -106,7 +117,16 @@ function toCase(raw: CaseFile, id: string, file: string, defaultAgentId: string)
     description: raw.description.trim(),
     file,
     agentId: raw.agent_id ?? defaultAgentId,
-    input: { text: raw.input.text, repeatWithSameIdempotencyKey: raw.input.repeat_with_same_idempotency_key ?? false },
+    input: {
+      text: raw.input.text,
+      repeatWithSameIdempotencyKey: raw.input.repeat_with_same_idempotency_key ?? false,
+      precedingTurns: (raw.input.preceding_turns ?? []).flatMap((t) =>
+        Array.from({ length: t.repeat ?? 1 }, (_, i) => ({
+          text: t.text.replaceAll('{{n}}', String(i + 1)),
+          modelFixture: t.model_fixture ?? null,
+        })),
+      ),
+    },
     modelFixture: raw.model_fixture,
     limits,
     interventions: (raw.interventions ?? []).map((i) => ({
@@ -147,6 +167,10 @@ function toExpected(e: CaseFile['expected']): Expected {
   if (e.no_unauthorized_side_effects !== undefined) out.noUnauthorizedSideEffects = e.no_unauthorized_side_effects;
   if (e.tool_executions !== undefined) out.toolExecutions = e.tool_executions;
   if (e.tool_result_trust !== undefined) out.toolResultTrust = e.tool_result_trust;
+  if (e.context_within_limit !== undefined) out.contextWithinLimit = e.context_within_limit;
+  if (e.context_compactions_at_least !== undefined) out.contextCompactionsAtLeast = e.context_compactions_at_least;
+  if (e.summary_provenance_valid !== undefined) out.summaryProvenanceValid = e.summary_provenance_valid;
+  if (e.conversation_replayable !== undefined) out.conversationReplayable = e.conversation_replayable;
   if (e.artifacts !== undefined) {
     out.artifacts = e.artifacts.map((a) => ({
       name: a.name,

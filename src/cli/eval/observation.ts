@@ -21,6 +21,8 @@ export interface Observation {
   /** Every event of the case's session (a second run, had one been created, would show up here). */
   readonly sessionEvents: readonly StoredEvent[];
   readonly submissions: readonly ObservedSubmission[];
+  /** The texts the harness submitted in the session, in order (preceding turns, then the input). */
+  readonly submittedTexts?: readonly string[];
 }
 
 /** One tool invocation as the events tell it, joined on `invocationId`. */

@@ -74,6 +74,8 @@ async function runCase(platform: Platform, buses: Buses, c: EvalCase, opts: RunS
   try {
     const principal = opts.principal ?? EVAL_PRINCIPAL;
     const session = await buses.commands.execute(new CreateSessionCommand(principal, c.agentId, `eval ${c.id}`));
+    const earlier = await playPrecedingTurns(platform, buses, c, principal, session.id, opts);
+    if (earlier.failures.length > 0) return done(earlier.failures, earlier.runId);
     const submitted = await submit(platform, buses, c, principal, session.id);
     runId = submitted[0].runId;
     const failures = await driveRun(
@@ -87,13 +89,55 @@ async function runCase(platform: Platform, buses: Buses, c: EvalCase, opts: RunS
     const [run, events, sessionEvents] = await Promise.all([
       buses.queries.execute(new GetRunQuery(principal, runId)),
       buses.queries.execute(new ListRunEventsQuery(principal, runId)),
-      platform.store.listAfter(session.id, 0, principal),
+      platform.store.listAfter(session.id, 0, principal, 1_000_000),
     ]);
-    failures.push(...checkExpectations(c.expected, { run, events, sessionEvents, submissions: submitted }));
+    const submittedTexts = [...c.input.precedingTurns.map((t) => t.text), c.input.text];
+    failures.push(
+      ...checkExpectations(c.expected, { run, events, sessionEvents, submissions: submitted, submittedTexts }),
+    );
     return done(failures, runId);
   } catch (e) {
     return done([`harness error: ${e instanceof Error ? e.message : String(e)}`], runId);
   }
+}
+
+/**
+ * Submits the case's preceding turns (long-session cases) one after another in its session, each
+ * driven to a terminal state by its own worker; any turn that does not complete fails the case.
+ */
+async function playPrecedingTurns(
+  platform: Platform,
+  buses: Buses,
+  c: EvalCase,
+  principal: Principal,
+  sessionId: string,
+  opts: RunSuiteOptions,
+): Promise<{ failures: string[]; runId: string | null }> {
+  const quiet: EvalCase = { ...c, interventions: [], timeoutSeconds: null };
+  let runId: string | null = null;
+  for (const [i, turn] of c.input.precedingTurns.entries()) {
+    const run: SubmittedRun = await buses.commands.execute(
+      new SubmitMessageCommand(principal, sessionId, turn.text, null, {
+        modelPolicy: `fake:${turn.modelFixture ?? c.modelFixture}`,
+        limits: c.limits,
+      }),
+    );
+    runId = run.runId;
+    const failures = await driveRun(
+      platform,
+      buses,
+      quiet,
+      principal,
+      run.runId,
+      opts.defaultTimeoutMs ?? DEFAULT_CASE_TIMEOUT_MS,
+    );
+    const done = await buses.queries.execute(new GetRunQuery(principal, run.runId));
+    if (failures.length > 0 || done.status !== 'completed') {
+      const why = done.failure ? ` (${done.failure.reason}: ${done.failure.message})` : '';
+      return { failures: [`preceding turn ${i + 1} ended ${done.status}${why}`, ...failures], runId };
+    }
+  }
+  return { failures: [], runId };
 }
 
 /** Submits the case's message; twice with one fresh idempotency key when the case asks for it. */

@@ -82,7 +82,13 @@ export function describe(e: WireEvent, tools: ToolNames): Line {
       return {
         kind: 'model',
         title: 'model call',
-        text: `step ${p.step} · ${p.provider}:${p.model} · attempt ${p.attempt}`,
+        text: `step ${p.step} · ${p.provider}:${p.model} · attempt ${p.attempt}${budgetSplit(p.context as ContextRecord | null)}`,
+      };
+    case 'context.compacted':
+      return {
+        kind: 'model',
+        title: 'context compacted',
+        text: `${p.compactor}${p.fallback_reason ? ` (fallback: ${p.fallback_reason})` : ''} · ${(p.source_sequences ?? []).length} events summarised · ${p.tokens_before} → ${p.tokens_after} tokens`,
       };
     case 'model.response.completed': {
       const u = p.usage ?? {};
@@ -178,4 +184,30 @@ export function statusAfter(type: string, current: string): string {
     default:
       return current;
   }
+}
+
+/** The context budget split of a model call (model.request.started v3 `context`), or ''. */
+interface ContextRecord {
+  limit: number | null;
+  total: number;
+  prefix_epoch: number;
+  compactions: number;
+  tokens?: Record<'platform' | 'agent' | 'tools' | 'working_state' | 'summary' | 'history' | 'reserve_output', number>;
+}
+
+function budgetSplit(c: ContextRecord | null | undefined): string {
+  if (!c || !c.tokens) return '';
+  const t = c.tokens;
+  const parts = [
+    `platform ${t.platform}`,
+    `agent ${t.agent}`,
+    `tools ${t.tools}`,
+    `state ${t.working_state}`,
+    `summary ${t.summary}`,
+    `history ${t.history}`,
+    `reserve ${t.reserve_output}`,
+  ];
+  const limit = c.limit === null ? 'no limit' : `of ${c.limit}`;
+  const compacted = c.compactions > 0 ? ` · compacted ×${c.compactions}` : '';
+  return ` · context ${c.total} ${limit} (${parts.join(' / ')}) · epoch ${c.prefix_epoch}${compacted}`;
 }

@@ -6,6 +6,7 @@ import type { StoredEvent } from '../../../src/domain/events/payloads';
 import { textOf, type ConversationItem } from '../../../src/domain/conversation/items';
 import { MemoryHistorySource, SessionLogBuilder } from '../../../bench/support/session-history';
 import { AGENT, inputs, playTurn } from './support';
+import { createPlanUpdateTool } from '../../../src/tools/plan/plan-update';
 
 const validateCompacted = new Ajv({ strict: false }).compile(EVENT_CATALOG['context.compacted'].schema);
 const validateStarted = new Ajv({ strict: false }).compile(EVENT_CATALOG['model.request.started'].schema);
@@ -167,5 +168,59 @@ describe('context engine edge cases', () => {
     await expect(engine.build(inputs('run-000002', null))).rejects.toThrow(
       /event 999 \(sequence \d+\) has unknown type "weird.thing"/,
     );
+  });
+});
+
+describe('working state through plan.update', () => {
+  it('renders the latest plan.update state in Region B and carries it through a compaction', async () => {
+    const tool = createPlanUpdateTool();
+    const result = await tool.execute(
+      {
+        objective: 'Ship the quarterly report',
+        constraints: ['Never email the board'],
+        tasks: [{ description: 'Collect figures', status: 'in_progress' }],
+        establishedFacts: ['Revenue grew 12%'],
+        openQuestions: ['Who signs off?'],
+        nextAction: 'Draft the summary',
+      },
+      // plan.update reads nothing from its context
+      {} as never,
+    );
+    expect(result.ok).toBe(true);
+    const log = new SessionLogBuilder();
+    const engine = new ContextEngine(new MemoryHistorySource(log.events));
+    await playTurn(engine, log, 1, 'Let us plan the report.', 'ok');
+    log.push('tool.call.proposed', 'run-000001', {
+      invocationId: 'inv-plan',
+      step: 1,
+      callId: 'call-plan',
+      toolName: 'plan.update',
+      toolVersion: '1.0.0',
+      arguments: {},
+      argumentsHash: 'h',
+      idempotencyKey: 'k',
+    });
+    log.push('tool.call.completed', 'run-000001', {
+      invocationId: 'inv-plan',
+      result: result.ok ? result.output : {},
+      truncated: false,
+      latencyMs: 1,
+      trust: 'internal_tool',
+    });
+    const next = await playTurn(engine, log, 2, 'Go on.', 'ok');
+    const note = next.request.conversation.find((i) => i.kind === 'user' && i.messageId === 'runtime-run-000002');
+    const noteText = note && note.kind === 'user' ? textOf(note.content) : '';
+    expect(noteText).toContain('Objective: Ship the quarterly report');
+    expect(noteText).toContain('- [in_progress] Collect figures');
+    expect(noteText).toContain('Next action: Draft the summary');
+    // Many long turns later, after compaction, the working state is still there.
+    let last = next;
+    for (let i = 3; i <= 40; i++)
+      last = await playTurn(engine, log, i, `Turn ${i}: ${'filler words '.repeat(60)}`, 'ok');
+    expect(log.events.some((e) => e.type === 'context.compacted')).toBe(true);
+    const all = text(last.request.conversation);
+    expect(all).toContain('Objective: Ship the quarterly report');
+    expect(all).toContain('Never email the board');
+    expect(all).toContain('Revenue grew 12%');
   });
 });

@@ -49,7 +49,8 @@ describe('budget allocator', () => {
       expect(small[k]).toBe(large[k]);
   });
 
-  it('caps the output reserve absolutely', () => {
+  it('caps the output reserve absolutely and at a quarter of the window', () => {
+    expect(allocate(4_000, fixed, null).reserveOutputTokens).toBe(1_000);
     expect(allocate(1_000_000, fixed, 100_000).reserveOutputTokens).toBe(DEFAULT_CAPS.reserveOutput);
     expect(allocate(1_000_000, fixed, null).reserveOutputTokens).toBe(DEFAULT_CAPS.reserveOutput);
   });
@@ -73,8 +74,9 @@ describe('budget allocator', () => {
 
   it('shrinks the output reserve down to its floor as the last step, then gives up', () => {
     const b = allocate(4_000, fixed, 2_000);
-    expect(b.historyTokens).toBe(700);
-    expect(yieldReserve(b, 700)).toBe(b);
+    // A quarter of the window: 1,000 tokens of reserve, 1,700 of history.
+    expect([b.reserveOutputTokens, b.historyTokens]).toEqual([1_000, 1_700]);
+    expect(yieldReserve(b, 1_700)).toBe(b);
     expect(yieldReserve(b, 2_000)).toMatchObject({ historyTokens: 2_000, reserveOutputTokens: 700 });
     expect(yieldReserve(b, 2_500)).toBeNull();
   });

@@ -9,7 +9,7 @@ import type {
 import type { Clock } from '../../../ports/clock';
 import type { ModelProvider } from '../../../ports/model-provider';
 import type { FakeFixture, FakeTurn } from './fixture';
-import { loadFixture } from './fixture-loader';
+import { fixtureContextLimit, loadFixture } from './fixture-loader';
 import { hang, paced, type Pacing } from './pacing';
 import { runStepOf, STEP_METADATA_KEY } from './run-step';
 import {
@@ -49,6 +49,7 @@ export function createFakeProvider(options: FakeProviderOptions): ModelProvider 
     name: FAKE_PROVIDER_NAME,
     stream: (request, model, attempt) => streamFixture(options, request, model, attempt),
     close: () => Promise.resolve(),
+    contextLimitOf: (model) => fixtureContextLimit(options.fixturesDir, model),
   };
 }
 
@@ -83,6 +84,11 @@ async function* streamFixture(
     latencyMs: Math.max(options.latencyMs ?? 0, fixture.latencyMs),
   };
 
+  const unmet = unmetExpectation(turn, request);
+  if (unmet !== null) {
+    yield permanentFailure(`fixture ${fixture.name} turn ${turnIndex + 1}: ${unmet}`, 'fixture_expectation_failed');
+    return;
+  }
   const failure = turn.failAttempts[attempt.attemptNumber - 1];
   if (failure !== undefined) {
     const event: ModelFailedEvent = {
@@ -126,6 +132,21 @@ function toReply(turn: FakeTurn, step: number, request: ModelRequest, metadata: 
     stopReason: turn.stopReason ?? (toolCalls.length > 0 ? 'tool_use' : 'end_turn'),
     providerMetadata: metadata,
   };
+}
+
+/** The first request assertion of the turn that does not hold, or null. */
+function unmetExpectation(turn: FakeTurn, request: ModelRequest): string | null {
+  if (turn.expectRequestContains.length === 0 && turn.expectRequestExcludes.length === 0) return null;
+  const body = JSON.stringify({ system: request.system, tools: request.tools, conversation: request.conversation });
+  const lower = body.toLowerCase();
+  for (const s of turn.expectRequestContains) {
+    if (!lower.includes(s.toLowerCase()) && !lower.includes(JSON.stringify(s).slice(1, -1).toLowerCase()))
+      return `the request does not contain "${s}"`;
+  }
+  for (const s of turn.expectRequestExcludes) {
+    if (lower.includes(s.toLowerCase())) return `the request contains "${s}"`;
+  }
+  return null;
 }
 
 function permanentFailure(message: string, providerCode: string): ModelFailedEvent {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, YAMLError } from 'yaml';
@@ -54,6 +55,20 @@ export async function loadFixture(fixturesDir: string, name: string): Promise<Fa
       });
     }
     throw error;
+  }
+}
+
+/**
+ * The fixture's declared `context_limit` (read synchronously: the router resolves routes
+ * synchronously, once per run); null when the fixture is missing, malformed or declares none -
+ * the model call itself reports those problems.
+ */
+export function fixtureContextLimit(fixturesDir: string, name: string): number | null {
+  if (!FIXTURE_NAME.test(name)) return null;
+  try {
+    return parseFixture(parse(readFileSync(join(fixturesDir, name + EXTENSION), 'utf8')), name).contextLimit;
+  } catch {
+    return null;
   }
 }
 

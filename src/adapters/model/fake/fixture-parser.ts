@@ -30,7 +30,7 @@ const USAGE_KEYS: Readonly<Record<string, keyof FakeUsage>> = {
 
 /** Parses and validates one fixture; `expectedName` is its file name, which `name` must equal. */
 export function parseFixture(document: unknown, expectedName: string): FakeFixture {
-  const doc = object(document, 'fixture', ['name', 'description', 'latency_ms', 'turns']);
+  const doc = object(document, 'fixture', ['name', 'description', 'latency_ms', 'context_limit', 'turns']);
   const name = string(doc.name, 'name');
   if (name !== expectedName)
     throw new FixtureFormatError(`name '${name}' does not match the file name '${expectedName}'`);
@@ -41,6 +41,7 @@ export function parseFixture(document: unknown, expectedName: string): FakeFixtu
     name,
     description: doc.description === undefined ? '' : string(doc.description, 'description', true),
     latencyMs: doc.latency_ms === undefined ? 0 : count(doc.latency_ms, 'latency_ms'),
+    contextLimit: doc.context_limit === undefined ? null : positive(doc.context_limit, 'context_limit'),
     turns: doc.turns.map((turn: unknown, i) => parseTurn(turn, `turns[${i}]`)),
   };
 }
@@ -54,6 +55,8 @@ function parseTurn(value: unknown, path: string): FakeTurn {
     'hang',
     'usage',
     'stop_reason',
+    'expect_request_contains',
+    'expect_request_excludes',
   ]);
   return {
     text: turn.text === undefined ? '' : string(turn.text, `${path}.text`, true),
@@ -65,6 +68,12 @@ function parseTurn(value: unknown, path: string): FakeTurn {
     hang: turn.hang === undefined ? false : boolean(turn.hang, `${path}.hang`),
     usage: turn.usage === undefined ? {} : parseUsage(turn.usage, `${path}.usage`),
     stopReason: turn.stop_reason === undefined ? null : oneOf(turn.stop_reason, STOP_REASONS, `${path}.stop_reason`),
+    expectRequestContains: list(turn.expect_request_contains, `${path}.expect_request_contains`).map((x, i) =>
+      string(x, `${path}.expect_request_contains[${i}]`),
+    ),
+    expectRequestExcludes: list(turn.expect_request_excludes, `${path}.expect_request_excludes`).map((x, i) =>
+      string(x, `${path}.expect_request_excludes[${i}]`),
+    ),
   };
 }
 
@@ -131,6 +140,13 @@ function string(value: unknown, path: string, allowEmpty = false): string {
 
 function boolean(value: unknown, path: string): boolean {
   if (typeof value !== 'boolean') throw new FixtureFormatError(`${path} must be true or false`);
+  return value;
+}
+
+function positive(value: unknown, path: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new FixtureFormatError(`${path} must be a positive integer`);
+  }
   return value;
 }
 

@@ -9,6 +9,8 @@ export interface FakeFixture {
   readonly description: string;
   /** Minimum latency of every call for this fixture (the provider's latencyMs may be larger). */
   readonly latencyMs: number;
+  /** The model's context window as the router reports it (`context_limit`), or null (none). */
+  readonly contextLimit: number | null;
   readonly turns: readonly FakeTurn[];
 }
 
@@ -24,6 +26,13 @@ export interface FakeTurn {
   readonly hang: boolean;
   readonly usage: Partial<FakeUsage>;
   readonly stopReason: StopReason | null;
+  /**
+   * Strings the request (system, tools and conversation as JSON) must contain; when one is missing
+   * the call fails permanently with code `fixture_expectation_failed`, naming it (request assertions).
+   */
+  readonly expectRequestContains: readonly string[];
+  /** Strings the request must not contain (same failure when one is present). */
+  readonly expectRequestExcludes: readonly string[];
 }
 
 export interface FakeToolCall {
