@@ -1,12 +1,14 @@
 import { runAppendBench } from './append.bench';
 import { runRunsBench } from './runs.bench';
 import { runSseBench } from './sse.bench';
+import { runTracingBench } from './tracing.bench';
 
 /** Benchmark suites by name: `node dist/bench/run.js <name>` (or `npm run bench -- <name>`). Add new suites here. */
 const suites: Record<string, () => Promise<void>> = {
   append: runAppendBench,
   runs: runRunsBench,
   sse: runSseBench,
+  tracing: runTracingBench,
 };
 
 async function main(): Promise<void> {
