@@ -5,6 +5,7 @@ import { runExportBench } from './export.bench';
 import { runRunsBench } from './runs.bench';
 import { runSandboxBench } from './sandbox.bench';
 import { runSseBench } from './sse.bench';
+import { runTracingBench } from './tracing.bench';
 
 /** Benchmark suites by name: `node dist/bench/run.js <name>` (or `npm run bench -- <name>`). Add new suites here. */
 const suites: Record<string, () => Promise<void>> = {
@@ -15,6 +16,7 @@ const suites: Record<string, () => Promise<void>> = {
   runs: runRunsBench,
   sandbox: runSandboxBench,
   sse: runSseBench,
+  tracing: runTracingBench,
 };
 
 async function main(): Promise<void> {
