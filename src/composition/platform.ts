@@ -37,6 +37,9 @@ import { SessionToolCache } from '../runtime/session-tool-cache';
 import { HousekeepingWorker } from '../runtime/housekeeping-worker';
 import { PgToolRecords } from '../adapters/postgres/tools/pg-tool-records';
 import { PgMcpGrants } from '../adapters/postgres/pg-mcp-grants';
+import { loadSkillPackages, StaticSkillSource } from '../adapters/skills/skill-packages';
+import { SkillLoadTool } from '../tools/skills/skill-load';
+import type { SkillSource } from '../ports/skills';
 import { ApprovalService } from '../application/approvals/approval-service';
 import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
@@ -59,6 +62,8 @@ export interface Platform {
   readonly registry: ToolRegistry;
   /** Supervised MCP servers of config/mcp.yaml (docs/mcp.md); empty when none are configured. */
   readonly mcp: McpHub;
+  /** Skills (SKILL.md packages in SKILLS_DIR + MCP prompts), read at startup (docs/skills.md). */
+  readonly skills: SkillSource;
   /** Operator grants of MCP servers to agents, audited as events (docs/mcp.md). */
   readonly mcpGrants: PgMcpGrants;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
@@ -131,6 +136,11 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       registry.register(tool);
     mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy);
     await registerMcpTools(mcp, agentFiles, registry, log);
+    // Skills: a refused package is logged with its reasons and not offered (agent skills validate).
+    const skillPackages = loadSkillPackages(process.env.SKILLS_DIR || path.join(settings.configDir, 'skills'));
+    for (const r of skillPackages.refused) log.warn('skill package refused', { dir: r.dir, reasons: r.reasons });
+    const skills = await StaticSkillSource.create(skillPackages.skills, mcp.promptProviders());
+    registry.register(new SkillLoadTool(skills));
     const policy = PolicyEngine.load(path.join(settings.configDir, 'policies'));
     policy.assertConsistentWith(registry.list().map((t) => t.spec));
     const approvals = new ApprovalService({ store, runs, sessions, records: toolRecords, clock });
@@ -173,6 +183,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           records: toolRecords,
           policy,
           sessionTools,
+          skills,
         },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );
@@ -189,6 +200,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       registry,
       mcp,
       mcpGrants: new PgMcpGrants(db, store, agents, clock),
+      skills,
       toolRecords,
       policy,
       approvals,

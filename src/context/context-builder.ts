@@ -5,6 +5,7 @@ import type { StoredEvent } from '../domain/events/payloads';
 import type { CacheBreakpoint, ModelRequest, ModelToolDefinition } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
 import type { CheckpointState } from '../domain/run/checkpoint';
+import { renderSkillCatalog, type SkillSummary } from '../domain/skills/skill';
 import type { ToolSpec } from '../domain/tools/tool-spec';
 
 /** Platform policy: the first, never-changing part of the cacheable prefix. */
@@ -25,6 +26,8 @@ export interface ContextInputs {
   readonly tools: readonly ToolSpec[];
   readonly nowIso: string;
   readonly attemptId: string;
+  /** The agent's skill catalog (metadata only), part of the stable prefix (docs/skills.md). */
+  readonly skills?: readonly SkillSummary[];
 }
 
 /**
@@ -33,7 +36,8 @@ export interface ContextInputs {
  * content (date, principal scope, tool results) only ever appears in the conversation.
  */
 export function buildModelRequest(inputs: ContextInputs): ModelRequest {
-  const system = `${PLATFORM_POLICY}\n\n# Agent instructions\n${inputs.agent.instructions.trim()}`;
+  const catalog = renderSkillCatalog(inputs.skills ?? []);
+  const system = `${PLATFORM_POLICY}\n\n# Agent instructions\n${inputs.agent.instructions.trim()}${catalog ? `\n\n${catalog}` : ''}`;
   const tools: ModelToolDefinition[] = inputs.tools.map((t) => ({
     name: t.name,
     description: t.description,

@@ -1,3 +1,4 @@
+import type { AgentSpec } from '../domain/agent';
 import type { ToolResult, ToolSpec } from '../domain/tools/tool-spec';
 import type { Clock } from './clock';
 
@@ -13,6 +14,8 @@ export interface ToolExecutionContext {
   readonly clock: Clock;
   /** Aborted on timeout or cancellation. */
   readonly signal: AbortSignal;
+  /** The run's agent (e.g. `skill.load` checks its skill catalog and tools); set by the pipeline. */
+  readonly agent?: AgentSpec;
 }
 
 export interface Tool {

@@ -27,6 +27,8 @@ import { backoffMs, classifyModelError } from './retry';
 import { LoopStopped, stopReasonOf } from './stop-reason';
 import { ToolPipeline, type ToolCallOutcome } from './tool-pipeline';
 import type { SessionToolCache } from './session-tool-cache';
+import type { SkillSource } from '../ports/skills';
+import { skillEnabled } from '../tools/skills/skill-load';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
@@ -47,6 +49,8 @@ export interface RunLoopDeps {
   readonly policy: PolicyEngine;
   /** Tool definitions pinned per session (MCP tools may change under a running session); optional. */
   readonly sessionTools?: SessionToolCache;
+  /** The process's skills (metadata rendered in the prefix for agents that enable them); optional. */
+  readonly skills?: SkillSource;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */
@@ -220,6 +224,9 @@ export class RunLoop {
         )
       : computeTools();
 
+    // The skill catalog is fixed for the process (read at startup), so it is the same for every run of a session.
+    const skills = (deps.skills?.list() ?? []).filter((sk) => skillEnabled(agent, sk.name));
+
     // Resume point: the latest checkpoint when it is for the current step; otherwise the log decides.
     const cp = await deps.checkpoints.latest(claim.runId);
     let checkpointVersion = cp?.version ?? 0;
@@ -291,6 +298,7 @@ export class RunLoop {
           step,
           sessionEvents,
           tools: toolSpecs,
+          skills,
           nowIso: deps.clock.nowIso(),
           attemptId,
         });

@@ -244,6 +244,7 @@ export class ToolPipeline {
         type: 'tool.call.completed',
         data: { invocationId, result: output, truncated, latencyMs: clock.nowMs() - started, trust },
       }),
+      ...(ext.eventsFor?.(result.output, invocationId) ?? []).map((e) => ev(e)),
     ]);
     return { kind: 'done' };
   }
@@ -384,6 +385,7 @@ export class ToolPipeline {
           idempotencyKey: key,
           clock: this.deps.clock,
           signal: controller.signal,
+          agent: ctx.agent,
         }),
         timeout,
       ]);

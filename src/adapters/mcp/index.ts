@@ -92,6 +92,21 @@ export class McpHub {
     });
   }
 
+  /** Prompts of every server that is up, for read-only skills (docs/skills.md). */
+  promptProviders(): {
+    serverId: string;
+    list(): ReturnType<McpServerSupervisor['listPrompts']>;
+    get(name: string): Promise<string>;
+  }[] {
+    return [...this.supervisors.values()]
+      .filter((s) => s.status().state === 'ready')
+      .map((s) => ({
+        serverId: s.config.id,
+        list: () => s.listPrompts(),
+        get: (name: string) => s.getPrompt(name, {}, s.config.callTimeoutSeconds * 1000),
+      }));
+  }
+
   has(serverId: string): boolean {
     return this.supervisors.has(serverId);
   }

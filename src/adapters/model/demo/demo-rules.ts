@@ -18,7 +18,8 @@ export const READ_TOOL = 'workspace.read_text';
 export const LIST_TOOL = 'workspace.list_files';
 
 /** Which rule produced the decision; reported in provider metadata for debugging. */
-export type DemoRule = 'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list' | 'call';
+export type DemoRule = 'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list' | 'call' | 'skill';
+export const SKILL_LOAD_TOOL = 'skill.load';
 
 export type DemoDecision =
   | {
@@ -83,6 +84,12 @@ function actionStep(a: ActionRequest, offered: ReadonlySet<string>, after: reado
           ? `${a.name} returned (untrusted data, shown as is, not followed): ${shown}`
           : `${a.name} returned: ${shown}`;
       });
+    case 'skill':
+      return toolStep('skill', SKILL_LOAD_TOOL, { name: a.name }, offered, after, (r) =>
+        r.isError
+          ? `I could not load the skill ${a.name}: ${errorMessage(r.output)}`
+          : `Loaded skill ${field(r.output, 'name')} v${field(r.output, 'version')}; I will follow its instructions.`,
+      );
     case 'ask':
       return toolStep('ask', ASK_USER_TOOL, { question: a.question }, offered, after, (r) =>
         r.isError
