@@ -194,7 +194,7 @@ async function isolatedSpanCost(): Promise<{ offUs: number; sdkUs: number }> {
   const oneTurn = () =>
     telemetry.attempt(claim, AttemptSpan.begin(), async () => {
       for (let step = 1; step <= 2; step++) {
-        telemetry.contextBuild(step, () => request);
+        await telemetry.contextBuild(step, async () => ({ request }));
         await telemetry.modelInvoke(model, { step, attempt: 1, signal }, async (observe) => {
           for await (const e of observe(
             (async function* () {

@@ -5,6 +5,7 @@ import { registerAuthCommands } from './commands/auth';
 import { registerChatCommands } from './commands/chat';
 import { registerEvalCommands } from './commands/eval';
 import { registerMcpCommands } from './commands/mcp';
+import { registerSkillCommands } from './commands/skills';
 import { registerProcessCommands } from './commands/processes';
 import { registerProjectionCommands } from './commands/projections';
 import { registerRunCommands } from './commands/run';
@@ -33,6 +34,7 @@ Exit codes: 0 ok · 1 run/eval/verify did not succeed · 2 bad usage or input ·
   registerMcpCommands(program);
   registerSandboxCommands(program);
   registerTrajectoryCommands(program);
+  registerSkillCommands(program);
   return program;
 }
 

@@ -38,6 +38,9 @@ import { SessionToolCache } from '../runtime/session-tool-cache';
 import { HousekeepingWorker } from '../runtime/housekeeping-worker';
 import { PgToolRecords } from '../adapters/postgres/tools/pg-tool-records';
 import { PgMcpGrants } from '../adapters/postgres/pg-mcp-grants';
+import { loadSkillPackages, StaticSkillSource } from '../adapters/skills/skill-packages';
+import { SkillLoadTool } from '../tools/skills/skill-load';
+import type { SkillSource } from '../ports/skills';
 import { ApprovalService } from '../application/approvals/approval-service';
 import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
@@ -69,6 +72,8 @@ export interface Platform {
   readonly artifacts: FsArtifactStore;
   /** Supervised MCP servers of config/mcp.yaml (docs/mcp.md); empty when none are configured. */
   readonly mcp: McpHub;
+  /** Skills (SKILL.md packages in SKILLS_DIR + MCP prompts), read at startup (docs/skills.md). */
+  readonly skills: SkillSource;
   /** Operator grants of MCP servers to agents, audited as events (docs/mcp.md). */
   readonly mcpGrants: PgMcpGrants;
   /** Trajectory export, consent records and export jobs (plan §31, docs/trajectories.md). */
@@ -151,6 +156,11 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     registry.register(sandbox.tool);
     mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy);
     await registerMcpTools(mcp, agentFiles, registry, log);
+    // Skills: a refused package is logged with its reasons and not offered (agent skills validate).
+    const skillPackages = loadSkillPackages(process.env.SKILLS_DIR || path.join(settings.configDir, 'skills'));
+    for (const r of skillPackages.refused) log.warn('skill package refused', { dir: r.dir, reasons: r.reasons });
+    const skills = await StaticSkillSource.create(skillPackages.skills, mcp.promptProviders());
+    registry.register(new SkillLoadTool(skills));
     const policy = PolicyEngine.load(path.join(settings.configDir, 'policies'));
     policy.assertConsistentWith(registry.list().map((t) => t.spec));
     const approvals = new ApprovalService({ store, runs, sessions, records: toolRecords, clock });
@@ -199,6 +209,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           sessionTools,
           artifacts: { store: artifacts, ttlSeconds: settings.artifactToolResultTtlSeconds },
           context,
+          skills,
         },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );
@@ -217,6 +228,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       mcp,
       mcpGrants: new PgMcpGrants(db, store, agents, clock),
       trajectories,
+      skills,
       toolRecords,
       policy,
       approvals,

@@ -1,3 +1,4 @@
+import { renderSkillCatalog, type SkillSummary } from '../domain/skills/skill';
 import { createHash } from 'node:crypto';
 import type { AgentSpec } from '../domain/agent';
 import type { ConversationItem } from '../domain/conversation/items';
@@ -61,6 +62,8 @@ export interface ContextBuildInputs {
   readonly model: { readonly provider: string; readonly model: string; readonly contextLimit: number | null };
   /** Fresh ids for compaction events. */
   readonly newId: () => string;
+  /** The agent's skill catalog (metadata only, docs/skills.md), rendered in Region A; absent: its enabled skill names. */
+  readonly skills?: readonly SkillSummary[];
 }
 
 export interface BuiltContext {
@@ -286,12 +289,17 @@ export class ContextEngine {
       entry.regionA = { ...cached, estimator: estimator.id, ...regionTokens(cached.system, cached.tools, estimator) };
       return entry.regionA;
     }
-    const skills = inputs.agent.enabledSkills.length
-      ? `\n\n# Skills\n${[...inputs.agent.enabledSkills]
-          .sort()
-          .map((s) => `- ${s}`)
-          .join('\n')}`
-      : '';
+    const catalog = inputs.skills ? renderSkillCatalog(inputs.skills) : '';
+    const skills = inputs.skills
+      ? catalog
+        ? `\n\n${catalog}`
+        : ''
+      : inputs.agent.enabledSkills.length
+        ? `\n\n# Skills\n${[...inputs.agent.enabledSkills]
+            .sort()
+            .map((s) => `- ${s}`)
+            .join('\n')}`
+        : '';
     const system = `${PLATFORM_POLICY}\n\n# Agent instructions\n${inputs.agent.instructions.trim()}${skills}`;
     const tools: ModelToolDefinition[] = inputs.tools.map((t) => ({
       name: t.name,

@@ -142,8 +142,8 @@ export function parseSummary(
   }
   return {
     goal: typeof d.goal === 'string' ? oneLine(d.goal, 300) : null,
-    constraints: (d.constraints).map((c) => oneLine(c, 300)),
-    unresolvedQuestions: (d.unresolvedQuestions).map((q) => oneLine(q, 300)),
+    constraints: d.constraints.map((c) => oneLine(c, 300)),
+    unresolvedQuestions: d.unresolvedQuestions.map((q) => oneLine(q, 300)),
     dialogue,
   };
 }

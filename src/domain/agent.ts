@@ -24,7 +24,13 @@ export interface AgentSpec {
   readonly metadata: Readonly<Record<string, unknown>>;
 }
 
-type ToolAccess = Pick<AgentSpec, 'enabledTools' | 'mcpServers' | 'mcpGrants'>;
+type ToolAccess = Pick<AgentSpec, 'enabledTools' | 'mcpServers' | 'mcpGrants'> & {
+  readonly enabledSkills?: readonly string[];
+};
+
+/** The skill loader is offered to an agent with a non-empty `enabled_skills` (docs/skills.md). */
+const SKILL_LOAD = 'skill.load';
+const hasSkills = (agent: ToolAccess) => (agent.enabledSkills ?? []).length > 0;
 
 /** The agent's effective MCP grants (an `mcp_servers` list means default allow on each). */
 export function mcpGrantsOf(agent: Pick<AgentSpec, 'mcpServers' | 'mcpGrants'>): readonly McpServerGrant[] {
@@ -34,6 +40,7 @@ export function mcpGrantsOf(agent: Pick<AgentSpec, 'mcpServers' | 'mcpGrants'>):
 /** Whether the agent may use the tool: listed in `enabledTools`, or an MCP tool its grants allow. */
 export function isToolEnabled(agent: ToolAccess, name: string): boolean {
   if (agent.enabledTools.includes(name)) return true;
+  if (name === SKILL_LOAD) return hasSkills(agent);
   return isMcpToolGranted(mcpGrantsOf(agent), name);
 }
 
@@ -41,5 +48,5 @@ export function isToolEnabled(agent: ToolAccess, name: string): boolean {
 export function enabledToolNames(agent: ToolAccess, registeredNames: readonly string[]): string[] {
   const grants = mcpGrantsOf(agent);
   const mcp = registeredNames.filter((n) => parseMcpToolName(n) !== null && isMcpToolGranted(grants, n));
-  return [...agent.enabledTools, ...mcp];
+  return [...agent.enabledTools, ...(hasSkills(agent) ? [SKILL_LOAD] : []), ...mcp];
 }

@@ -1,3 +1,4 @@
+import type { AgentSpec } from '../domain/agent';
 import type { ToolResult, ToolSpec } from '../domain/tools/tool-spec';
 import type { Clock } from './clock';
 
@@ -15,6 +16,8 @@ export interface ToolExecutionContext {
   readonly signal: AbortSignal;
   /** The run's wall-clock deadline (ISO-8601), when it has one; bounds a sandbox command's timeout. */
   readonly deadlineAt?: string | null;
+  /** The run's agent (e.g. `skill.load` checks its skill catalog and tools); set by the pipeline. */
+  readonly agent?: AgentSpec;
 }
 
 export interface Tool {

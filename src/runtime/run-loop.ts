@@ -31,6 +31,8 @@ import { ToolPipeline, type ToolCallOutcome } from './tool-pipeline';
 import { RunTelemetry, withTraceId, type AttemptSpan } from './tracing';
 import type { SessionToolCache } from './session-tool-cache';
 import type { ToolResultArtifacts } from './tool-result-artifacts';
+import type { SkillSource } from '../ports/skills';
+import { skillEnabled } from '../tools/skills/skill-load';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
@@ -57,6 +59,8 @@ export interface RunLoopDeps {
   readonly sessionTools?: SessionToolCache;
   /** Where oversized tool results are kept (plan §18.4); without it they are only truncated. */
   readonly artifacts?: ToolResultArtifacts;
+  /** The process's skills (metadata rendered in the prefix for agents that enable them); optional. */
+  readonly skills?: SkillSource;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */
@@ -251,6 +255,9 @@ export class RunLoop {
         )
       : computeTools();
 
+    // The skill catalog is fixed for the process (read at startup), so it is the same for every run of a session.
+    const skills = (deps.skills?.list() ?? []).filter((sk) => skillEnabled(agent, sk.name));
+
     // Resume point: the latest checkpoint when it is for the current step; otherwise the log decides.
     const cp = await deps.checkpoints.latest(claim.runId);
     let checkpointVersion = cp?.version ?? 0;
@@ -326,6 +333,7 @@ export class RunLoop {
               attemptId,
               model: route.model,
               newId: () => deps.ids.uuid(),
+              skills: deps.skills ? skills : undefined,
             }),
           );
         } catch (e) {

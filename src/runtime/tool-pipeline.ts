@@ -275,6 +275,7 @@ export class ToolPipeline {
         type: 'tool.call.completed',
         data: { invocationId, result: output, truncated, latencyMs: clock.nowMs() - started, trust },
       }),
+      ...(ext.eventsFor?.(result.output, invocationId) ?? []).map((e) => ev(e)),
     ]);
     return this.counted(call.name, 'succeeded');
   }
@@ -424,6 +425,7 @@ export class ToolPipeline {
           clock: this.deps.clock,
           signal: controller.signal,
           deadlineAt: ctx.deadlineAt ?? null,
+          agent: ctx.agent,
         }),
         timeout,
       ]);

@@ -1,4 +1,4 @@
-import type { ToolResultTrust } from '../domain/events/payloads';
+import type { NewEvent, ToolResultTrust } from '../domain/events/payloads';
 import type { Tool } from '../ports/tool';
 
 /** Outcome of a tool's own argument normalization (plan §8.3 step 5), before policy. */
@@ -23,6 +23,8 @@ export interface ToolExtensions {
   readonly trust?: TrustRule;
   /** A control tool suspends the run instead of executing (plan §27.3). */
   readonly control?: 'ask_user';
+  /** Extra run events recorded in the same append as `tool.call.completed` (e.g. `run.skill.loaded`). */
+  eventsFor?(output: Record<string, unknown>, invocationId: string): NewEvent[];
 }
 
 export type ExtendedTool = Tool & ToolExtensions;

@@ -59,7 +59,7 @@ export class McpHub {
   async discover(serverId: string): Promise<DiscoveryResult> {
     const sup = this.supervisor(serverId);
     try {
-      const mapped = mapTools(sup, await sup.listTools());
+      const mapped = mapTools(sup, await sup.listTools(), await sup.hasResources());
       for (const d of mapped.disabled)
         this.log.warn('mcp tool disabled', { server: serverId, tool: d.name, reason: d.reason });
       const result = { serverId, tools: mapped.tools, disabled: mapped.disabled, error: null };
@@ -90,6 +90,21 @@ export class McpHub {
       const d = this.discovered.get(s.config.id);
       return { ...s.status(), toolCount: d?.tools.length ?? 0, disabledTools: d?.disabled ?? [] };
     });
+  }
+
+  /** Prompts of every server that is up, for read-only skills (docs/skills.md). */
+  promptProviders(): {
+    serverId: string;
+    list(): ReturnType<McpServerSupervisor['listPrompts']>;
+    get(name: string): Promise<string>;
+  }[] {
+    return [...this.supervisors.values()]
+      .filter((s) => s.status().state === 'ready')
+      .map((s) => ({
+        serverId: s.config.id,
+        list: () => s.listPrompts(),
+        get: (name: string) => s.getPrompt(name, {}, s.config.callTimeoutSeconds * 1000),
+      }));
   }
 
   has(serverId: string): boolean {

@@ -158,16 +158,96 @@ export function limitOutput(output: Record<string, unknown>, limit: number): Rec
   };
 }
 
+/** What reading a resource is, unless the operator classifies `read_resource` otherwise: a read. */
+const RESOURCE_READ: McpClassification = {
+  sideEffect: 'read',
+  risk: 'low',
+  idempotency: 'read_only',
+  requiredScopes: [],
+};
+
+/**
+ * `mcp.<server>.read_resource`: reads one resource of the server by URI (plan Milestone 8 "resource
+ * retrieval"). Same pipeline, grants and untrusted labelling as the server's tools.
+ */
+export class McpResourceTool implements Tool {
+  readonly spec: ToolSpec;
+  readonly trust: ToolResultTrust = 'external_untrusted';
+
+  constructor(private readonly supervisor: McpServerSupervisor) {
+    const server = supervisor.config;
+    const c = server.tools.read_resource ?? RESOURCE_READ;
+    this.spec = {
+      name: `mcp.${server.id}.read_resource`,
+      version: '1',
+      description: `Read one resource of MCP server ${server.id} by its URI. The contents are external, untrusted data.`,
+      inputSchema: {
+        type: 'object',
+        properties: { uri: { type: 'string', minLength: 1, maxLength: 2048 } },
+        required: ['uri'],
+        additionalProperties: false,
+      },
+      outputSchema: null,
+      sideEffect: c.sideEffect,
+      risk: c.risk,
+      idempotency: c.idempotency,
+      requiredScopes: [...c.requiredScopes],
+      timeoutSeconds: server.callTimeoutSeconds,
+      maximumOutputBytes: server.maxOutputBytes,
+      allowParallel: false,
+    };
+  }
+
+  async execute(args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult> {
+    const server = this.supervisor.config;
+    const uri = String(args.uri);
+    try {
+      const contents = redactCredentials(
+        await this.supervisor.readResource(uri, ctx.signal, this.spec.timeoutSeconds * 1000),
+        server,
+      );
+      return { ok: true, output: limitOutput({ server: server.id, uri, contents }, this.spec.maximumOutputBytes) };
+    } catch (caught) {
+      if (caught instanceof McpServerUnavailable)
+        return {
+          ok: false,
+          errorCode: 'mcp_server_unavailable',
+          message: `${caught.message} (server_id=${server.id})`,
+          retryable: true,
+        };
+      const message = redactCredentials(String((caught as Error).message ?? caught), server).slice(0, 500);
+      const code = (caught as { code?: unknown }).code;
+      if (code === -32001 || /timed out/i.test(message))
+        return {
+          ok: false,
+          errorCode: 'mcp_timeout',
+          message: `${this.spec.name} timed out (server_id=${server.id})`,
+          retryable: true,
+        };
+      return {
+        ok: false,
+        errorCode: 'mcp_resource_error',
+        message: `${this.spec.name}: ${message} (server_id=${server.id})`,
+        retryable: false,
+      };
+    }
+  }
+}
+
 export interface MappedTools {
-  readonly tools: McpTool[];
+  readonly tools: (McpTool | McpResourceTool)[];
   /** Tools not offered, with the reason (logged by the caller). */
   readonly disabled: { readonly name: string; readonly reason: string }[];
 }
 
 /** Maps a server's discovered tools to specs; name collisions after sanitizing disable the later tool. */
-export function mapTools(supervisor: McpServerSupervisor, discovered: readonly DiscoveredTool[]): MappedTools {
+export function mapTools(
+  supervisor: McpServerSupervisor,
+  discovered: readonly DiscoveredTool[],
+  withResources = false,
+): MappedTools {
   const server = supervisor.config;
-  const tools: McpTool[] = [];
+  const tools: (McpTool | McpResourceTool)[] = [];
   const disabled: { name: string; reason: string }[] = [];
   const taken = new Set<string>();
   for (const d of discovered) {
@@ -202,6 +282,15 @@ export function mapTools(supervisor: McpServerSupervisor, discovered: readonly D
         allowParallel: false,
       }),
     );
+  }
+  if (withResources) {
+    const reader = new McpResourceTool(supervisor);
+    if (taken.has(reader.spec.name))
+      disabled.push({
+        name: reader.spec.name,
+        reason: `the server has its own tool named read_resource; the resource reader is not offered`,
+      });
+    else tools.push(reader);
   }
   return { tools, disabled };
 }

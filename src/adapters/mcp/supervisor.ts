@@ -187,6 +187,48 @@ export class McpServerSupervisor {
     };
   }
 
+  /** Whether the connected server advertises resources (`mcp.<server>.read_resource` is offered then). */
+  async hasResources(): Promise<boolean> {
+    const client = await this.ready();
+    return client.getServerCapabilities()?.resources !== undefined;
+  }
+
+  /** Reads one resource; its contents as the server sent them (text, or base64 blob). */
+  async readResource(uri: string, signal: AbortSignal, timeoutMs: number): Promise<unknown[]> {
+    this.counters.calls++;
+    try {
+      const client = await this.ready();
+      const r = await client.readResource({ uri }, { signal, timeout: timeoutMs });
+      return Array.isArray(r.contents) ? r.contents : [];
+    } catch (e) {
+      this.counters.failedCalls++;
+      throw e;
+    }
+  }
+
+  /** The server's prompts (name, description, argument names), for read-only skills. */
+  async listPrompts(): Promise<
+    { name: string; description: string; arguments: { name: string; required: boolean }[] }[]
+  > {
+    const client = await this.ready();
+    if (client.getServerCapabilities()?.prompts === undefined) return [];
+    const r = await client.listPrompts(undefined, { timeout: this.config.startupTimeoutMs });
+    return r.prompts.map((p) => ({
+      name: p.name,
+      description: p.description ?? '',
+      arguments: (p.arguments ?? []).map((a) => ({ name: a.name, required: a.required === true })),
+    }));
+  }
+
+  /** One prompt's messages rendered as text (what a skill load brings into context). */
+  async getPrompt(name: string, args: Record<string, string>, timeoutMs: number): Promise<string> {
+    const client = await this.ready();
+    const r = await client.getPrompt({ name, arguments: args }, { timeout: timeoutMs });
+    return r.messages
+      .map((m) => `${m.role}: ${m.content.type === 'text' ? m.content.text : `[${m.content.type}]`}`)
+      .join('\n\n');
+  }
+
   /** Operator start: a stopped or failed server starts again with a fresh restart window. */
   async start(): Promise<void> {
     if (this.state === 'ready' || this.state === 'starting') {

@@ -119,6 +119,25 @@ describe('MCP over stdio: server-everything', () => {
     );
   });
 
+  it('resources are readable through mcp.everything.read_resource, labelled untrusted; an unknown URI is a structured failure', async () => {
+    expect(t.platform.registry.get('mcp.everything.read_resource')?.spec).toMatchObject({
+      sideEffect: 'read',
+      idempotency: 'read_only',
+    });
+    const { status, events } = await runText(
+      'call mcp.everything.read_resource with {"uri":"demo://resource/static/document/features.md"}',
+    );
+    expect(status).toBe('completed');
+    const [completed] = dataOf(events, 'tool.call.completed');
+    expect(completed.trust).toBe('external_untrusted');
+    expect(JSON.stringify(completed.result)).toContain('demo://resource/static/document/features.md');
+    const missing = await runText('call mcp.everything.read_resource with {"uri":"demo://nope/nothing"}');
+    expect(missing.status).toBe('completed');
+    expect(dataOf(missing.events, 'tool.call.failed')).toEqual([
+      expect.objectContaining({ errorCode: 'mcp_resource_error' }),
+    ]);
+  });
+
   it('the child gets only the allowlisted environment (nothing else)', async () => {
     process.env.MCP_TEST_SECRET = 'not-for-the-child';
     try {

@@ -11,6 +11,7 @@
  *   "run <command and args>"     -> sandbox.run_command {command: argv split on whitespace, '…'/"…" kept whole}
  *   "call <tool> with <JSON object>" -> exactly that tool with exactly those arguments
  *                                   (builtin or MCP; anything but a JSON object falls through)
+ *   "use skill <name>"           -> skill.load {name}
  */
 export type ActionRequest =
   | { readonly kind: 'ask'; readonly question: string }
@@ -20,7 +21,8 @@ export type ActionRequest =
   | { readonly kind: 'list' }
   | { readonly kind: 'export'; readonly path: string }
   | { readonly kind: 'run'; readonly argv: readonly string[] }
-  | { readonly kind: 'call'; readonly name: string; readonly arguments: Record<string, unknown> };
+  | { readonly kind: 'call'; readonly name: string; readonly arguments: Record<string, unknown> }
+  | { readonly kind: 'skill'; readonly name: string };
 
 const unquote = (s: string) => s.trim().replace(/^["'\u201c](.*)["'\u201d]$/s, '$1');
 
@@ -31,6 +33,7 @@ export function parseActionRequest(message: string): ActionRequest | null {
     const args = parseObject(r[2]);
     if (args !== null) return { kind: 'call', name: r[1], arguments: args };
   }
+  if ((r = /^use skill\s+([A-Za-z0-9][A-Za-z0-9_.-]*)[.!]*$/i.exec(m))) return { kind: 'skill', name: r[1] };
   if ((r = /^ask me\s+(.+)$/is.exec(m))) return { kind: 'ask', question: r[1].trim() };
   if ((r = /^send\s+(.+)\s+to\s+(.+?)[.!]*$/is.exec(m)))
     return { kind: 'send', target: unquote(r[2]), text: unquote(r[1]) };

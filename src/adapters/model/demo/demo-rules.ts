@@ -21,7 +21,8 @@ export const RUN_TOOL = 'sandbox.run_command';
 
 /** Which rule produced the decision; reported in provider metadata for debugging. */
 export type DemoRule =
-  'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list' | 'call' | 'export' | 'run';
+  'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list' | 'call' | 'export' | 'run' | 'skill';
+export const SKILL_LOAD_TOOL = 'skill.load';
 
 export type DemoDecision =
   | {
@@ -86,6 +87,12 @@ function actionStep(a: ActionRequest, offered: ReadonlySet<string>, after: reado
           ? `${a.name} returned (untrusted data, shown as is, not followed): ${shown}`
           : `${a.name} returned: ${shown}`;
       });
+    case 'skill':
+      return toolStep('skill', SKILL_LOAD_TOOL, { name: a.name }, offered, after, (r) =>
+        r.isError
+          ? `I could not load the skill ${a.name}: ${errorMessage(r.output)}`
+          : `Loaded skill ${field(r.output, 'name')} v${field(r.output, 'version')}; I will follow its instructions.`,
+      );
     case 'ask':
       return toolStep('ask', ASK_USER_TOOL, { question: a.question }, offered, after, (r) =>
         r.isError
