@@ -4,6 +4,7 @@ import type { AppendOptions, AppendResult, EventStore, GlobalPosition } from '..
 import type { NewEvent, StoredEvent } from '../../../domain/events/payloads';
 import type { Principal } from '../../../domain/principal';
 import { PROJECTIONS, type Projection, type Row } from '../../../domain/projections';
+import { runProjection } from '../../../domain/projections/run-projection';
 import { sessionProjection } from '../../../domain/projections/session-projection';
 import {
   ConcurrencyConflict,
@@ -14,6 +15,7 @@ import {
 } from '../../../domain/errors';
 import { pgError, type Database, type Queryable } from '../database';
 import { decodeEvent, encodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
+import { toRunRecord } from '../runs/run-row';
 import { buildAppendStatement } from './append-statement';
 import { BatchedNotifier, type Notification } from '../notify/batched-notifier';
 import { SessionStateCache } from './session-state-cache';
@@ -175,7 +177,7 @@ export class PgEventStore implements EventStore {
       );
     }
     if (options.fence) {
-      const run = state.get(PROJECTIONS[1])?.get(options.fence.runId);
+      const run = state.get(runProjection)?.get(options.fence.runId);
       const epoch = run ? Number(run.lease_epoch) : -1;
       if (epoch !== options.fence.leaseEpoch) {
         throw new LeaseFencedError(
@@ -266,7 +268,12 @@ export class PgEventStore implements EventStore {
     if (!notifyInStatement && readyRunId) notifications.push({ channel: 'run_ready', payload: readyRunId });
     const idBySeq = new Map(row.ids.map((x) => [Number(x.sequence), Number(x.id)]));
     const events = stored.map((s) => ({ ...s, id: idBySeq.get(s.sequence) ?? 0 }));
-    return { result: { events, lastSequence }, notifications, changed };
+    // The sequence gate held, so the rows folded here are the rows as committed.
+    const fencedRun = options.fence
+      ? (changed.get(runProjection)?.get(options.fence.runId) ?? state.get(runProjection)?.get(options.fence.runId))
+      : undefined;
+    const run = fencedRun ? toRunRecord(fencedRun) : undefined;
+    return { result: { events, lastSequence, ...(run ? { run } : {}) }, notifications, changed };
   }
 
   private async translate(err: unknown, sessionId: string, options: AppendOptions): Promise<unknown> {
