@@ -38,6 +38,17 @@ function statementName(text: string): string {
   return name;
 }
 
+/**
+ * Rows a caller already read inside its transaction (`to_jsonb(row)` of each projection table, and
+ * the read-model generation), so an in-transaction append can skip its own read round trip. Used
+ * only when they cover every row the batch touches; the sequence gate validates them like any read.
+ */
+export interface PrereadState {
+  readonly generation: string;
+  /** Rows by projection table name. */
+  readonly rows: ReadonlyMap<string, readonly Row[]>;
+}
+
 /** A client-supplied idempotency key collided: the caller looks up the original. */
 export class IdempotencyKeyTaken extends ConflictError {}
 
@@ -77,10 +88,11 @@ export class PgEventStore implements EventStore {
     sessionId: string,
     events: readonly NewEvent[],
     options: AppendOptions,
+    preread?: PrereadState,
   ): Promise<AppendResult> {
     if (events.length === 0) throw new InvalidEventPayloadError('append needs at least one event', { sessionId });
     const encoded = events.map((e, i) => ({ e, ...encodeEvent(e, i) }));
-    if (q !== this.db) return (await this.tryAppend(q, sessionId, encoded, options, true)).result;
+    if (q !== this.db) return (await this.tryAppend(q, sessionId, encoded, options, true, preread)).result;
     for (let attempt = 1; ; attempt++) {
       try {
         const done =
@@ -107,6 +119,7 @@ export class PgEventStore implements EventStore {
     encoded: { e: NewEvent; type: StoredEvent['type']; version: number }[],
     options: AppendOptions,
     notifyInStatement: boolean,
+    preread?: PrereadState,
   ): Promise<{ result: AppendResult; notifications: Notification[] }> {
     const createdAt = this.clock.nowIso();
     const drafts: StoredEvent[] = encoded.map(
@@ -127,8 +140,14 @@ export class PgEventStore implements EventStore {
         }) as StoredEvent,
     );
 
-    // Inside a caller's transaction always read (the caller may hold locks and expect fresh rows).
-    const cached = q === this.db ? this.cache.lookup(sessionId, drafts, this.clock.nowMs()) : undefined;
+    // Inside a caller's transaction read (the caller may hold locks and expect fresh rows), unless
+    // the caller read the rows itself in that transaction.
+    const cached =
+      q === this.db
+        ? this.cache.lookup(sessionId, drafts, this.clock.nowMs())
+        : preread
+          ? fromPreread(preread, sessionId, drafts)
+          : undefined;
     const { state, generation } = cached ?? (await this.readState(q, sessionId, drafts));
     try {
       const done = await this.writeBatch(
@@ -381,4 +400,29 @@ export class PgEventStore implements EventStore {
       position: lastRow ? { transactionId: lastRow.transaction_id, eventId: Number(lastRow.id) } : after,
     };
   }
+}
+
+/** The rows a batch touches, from a caller's pre-read, or undefined when it does not cover them all. */
+function fromPreread(
+  preread: PrereadState,
+  sessionId: string,
+  drafts: readonly StoredEvent[],
+): { state: Map<Projection, Map<string, Row>>; generation: string } | undefined {
+  const state = new Map<Projection, Map<string, Row>>();
+  for (const proj of PROJECTIONS) {
+    if (proj.keyColumn === null) continue;
+    const keys = new Set<string>(proj === sessionProjection ? [sessionId] : []);
+    if (proj !== sessionProjection)
+      for (const d of drafts) {
+        const k = proj.keyOf(d);
+        if (k !== null) keys.add(k);
+      }
+    for (const key of keys) {
+      const row = preread.rows.get(proj.table)?.find((r) => String(r[proj.keyColumn!]) === key);
+      if (!row) return undefined;
+      if (!state.has(proj)) state.set(proj, new Map());
+      state.get(proj)!.set(key, row);
+    }
+  }
+  return { state, generation: preread.generation };
 }
