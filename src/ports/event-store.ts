@@ -1,5 +1,6 @@
 import type { NewEvent, StoredEvent } from '../domain/events/payloads';
 import type { Principal } from '../domain/principal';
+import type { RunRecord } from '../domain/run/run';
 
 /** A checkpoint written atomically with the events it follows (its `last_event_sequence`). */
 export interface CheckpointWrite {
@@ -21,6 +22,12 @@ export interface AppendOptions {
 export interface AppendResult {
   readonly events: readonly StoredEvent[];
   readonly lastSequence: number;
+  /**
+   * With a `fence`: the fenced run's read-model row exactly as this append left it (its projection
+   * columns are what the statement wrote or found current at the commit; the operational
+   * `leaseExpiresAt` is as last read). Lets the lease holder track its run without reading it back.
+   */
+  readonly run?: RunRecord;
 }
 
 /** A position in the global log: (transaction id, event id), ordered lexicographically. */

@@ -33,6 +33,8 @@ import type { SessionToolCache } from './session-tool-cache';
 import type { ToolResultArtifacts } from './tool-result-artifacts';
 import type { SkillSource } from '../ports/skills';
 import { skillEnabled } from '../tools/skills/skill-load';
+import { LeaseScope, usageAfterResponse, type KnownCheckpoint } from './lease-scope';
+import { agentVersionMemo } from './agent-memo';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
@@ -75,10 +77,17 @@ export interface RunLoopSettings {
 
 export type RunLoopResult = 'finished' | 'released' | 'fenced' | 'abandoned';
 
-type Outcome =
+type Outcome = (
   | { kind: 'completed'; text: string }
   | { kind: 'failed'; reason: FailureReason; message: string; errorCode: string | null }
-  | { kind: 'cancelled'; reason: string | null };
+  | { kind: 'cancelled'; reason: string | null }
+) & {
+  /**
+   * The final model response, written in the terminal append ahead of the outcome's events; its
+   * step and conversation start are those of the terminal checkpoint.
+   */
+  readonly leading?: { readonly events: NewEvent[]; readonly step: number; readonly fromSequence: number };
+};
 
 /**
  * Executes one claimed run to a terminal outcome or a safe stop (plan §12). Every write is fenced by
@@ -90,12 +99,16 @@ export class RunLoop {
   private readonly pipeline: ToolPipeline;
   private readonly telemetry: RunTelemetry;
   private readonly context: ContextEngine;
+  /** The lease scope of each execution in progress (docs/adr/0013-run-loop-round-trips.md). */
+  private readonly leases = new WeakMap<RunClaim, LeaseScope>();
+  private readonly agents: AgentCatalog;
   constructor(
     private readonly deps: RunLoopDeps,
     private readonly settings: RunLoopSettings,
   ) {
     this.telemetry = new RunTelemetry(deps.metrics ?? noopMetrics, deps.runs, () => deps.clock.nowMs());
     this.context = deps.context ?? new ContextEngine(deps.store, { log: deps.log });
+    this.agents = agentVersionMemo(deps.agents);
     this.pipeline = new ToolPipeline({
       telemetry: this.telemetry,
       registry: deps.registry,
@@ -190,7 +203,7 @@ export class RunLoop {
     }
   }
 
-  private append(claim: RunClaim, events: NewEvent[], checkpoint?: { version: number; state: CheckpointState }) {
+  private append(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint) {
     if (checkpoint) {
       const { version, state } = checkpoint;
       const write = () => this.appendTraced(claim, events, checkpoint);
@@ -199,7 +212,14 @@ export class RunLoop {
     return this.appendTraced(claim, events);
   }
 
-  private appendTraced(claim: RunClaim, events: NewEvent[], checkpoint?: { version: number; state: CheckpointState }) {
+  /**
+   * A fenced append of the run's events (with whatever the lease scope has queued before them),
+   * stamped with the active trace id. Before the scope exists (the run row is not read yet) it is a
+   * plain fenced append.
+   */
+  private appendTraced(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint) {
+    const lease = this.leases.get(claim);
+    if (lease) return lease.write(withTraceId(events), checkpoint);
     return this.deps.store.append(claim.sessionId, withTraceId(events), {
       tenantId: claim.tenantId,
       fence: { runId: claim.runId, leaseEpoch: claim.leaseEpoch },
@@ -217,7 +237,7 @@ export class RunLoop {
     const { deps } = this;
     let run = await deps.runs.get(claim.runId, null);
     if (!run || isTerminal(run.status)) return 'stopped';
-    const agent = await deps.agents.get(run.agentId, run.agentVersion);
+    const agent = await this.agents.get(run.agentId, run.agentVersion);
     if (!agent)
       return {
         kind: 'failed',
@@ -260,6 +280,9 @@ export class RunLoop {
 
     // Resume point: the latest checkpoint when it is for the current step; otherwise the log decides.
     const cp = await deps.checkpoints.latest(claim.runId);
+    // From here on the loop tracks its run row and checkpoint from its own writes (lease-scope.ts).
+    const lease = new LeaseScope(deps.store, claim, run, cp ? { version: cp.version, state: cp.state } : null);
+    this.leases.set(claim, lease);
     let checkpointVersion = cp?.version ?? 0;
     let step = run.stepCount;
     let pending: { calls: readonly ToolCallItem[]; malformed: CheckpointState['malformedToolCalls'] } | null = null;
@@ -268,7 +291,10 @@ export class RunLoop {
     } else if (step > 0 && !(cp && cp.state.step === step && cp.state.phase === 'tools_completed')) {
       step -= 1; // the model call of `step` has no checkpoint: do it again (same step number)
     }
-    const firstSequence = await this.firstSequenceOfRun(claim, principal);
+    // Where this run's conversation starts in the session log: kept by every checkpoint, else the
+    // run's first event (read once per lease).
+    const runStart = cp?.state.conversationRange.fromSequence ?? (await this.firstSequenceOfRun(claim, principal));
+    const firstSequence = (): number => runStart;
 
     for (;;) {
       if (pending) {
@@ -283,7 +309,7 @@ export class RunLoop {
         }
         if (r) return r;
         // The tool loop goes on: keep the provider's opaque reasoning for the next request (§10.6).
-        const continuation = (await deps.checkpoints.latest(claim.runId))?.state.providerContinuation ?? null;
+        const continuation = lease.checkpoint?.state.providerContinuation ?? null;
         await this.append(
           claim,
           [
@@ -296,16 +322,19 @@ export class RunLoop {
           ],
           {
             version: ++checkpointVersion,
-            state: this.state(step, 'tools_completed', [], [], firstSequence, continuation),
+            state: this.state(step, 'tools_completed', [], [], firstSequence(), continuation),
           },
         );
       }
       step += 1;
-      run = (await deps.runs.get(claim.runId, null))!;
+      // As the last write left it; a cancel request appended meanwhile made that write re-read it.
+      run = lease.run;
       const gate = this.checkBeforeModelCall(run, step, signal);
       if (gate) return gate;
 
       let turn: ModelTurn | null = null;
+      // The response's event and checkpoint: written before the tools run, or with the terminal outcome.
+      let response: { event: NewEvent<'model.response.completed'>; checkpoint: KnownCheckpoint } | null = null;
       for (let attempt = 1; turn === null; attempt++) {
         // `run` was re-read at the top of this step; earlier attempts of this step are not in it yet.
         if (run.modelCallCount + (attempt - 1) >= run.limits.maxModelCalls) {
@@ -370,7 +399,7 @@ export class RunLoop {
           },
         ]);
         // The active tool loop's provider-opaque continuation rides along only to the provider that made it (plan §10.6).
-        const continuation = (await deps.checkpoints.latest(claim.runId))?.state.providerContinuation ?? null;
+        const continuation = lease.checkpoint?.state.providerContinuation ?? null;
         const providerRequest = withProviderContinuation(request, continuation, route.model.provider);
         const t0 = deps.clock.nowMs();
         try {
@@ -475,48 +504,57 @@ export class RunLoop {
           costSource: priced.costSource,
           latencyMs,
         });
-        await this.append(
-          claim,
-          [
-            {
-              type: 'model.response.completed',
-              runId: claim.runId,
-              actorType: 'worker',
-              data: {
-                modelCallId,
-                step,
-                attempt,
-                stopReason: turn.stopReason,
-                usage: turn.usage,
-                cost: priced.cost,
-                costSource: priced.costSource,
-                toolCalls: turn.toolCalls.map((c) => ({ callId: c.callId, name: c.name })),
-                textLength: turn.text.length,
-                latencyMs,
-              },
+        response = {
+          event: {
+            type: 'model.response.completed',
+            runId: claim.runId,
+            actorType: 'worker',
+            data: {
+              modelCallId,
+              step,
+              attempt,
+              stopReason: turn.stopReason,
+              usage: turn.usage,
+              cost: priced.cost,
+              costSource: priced.costSource,
+              toolCalls: turn.toolCalls.map((c) => ({ callId: c.callId, name: c.name })),
+              textLength: turn.text.length,
+              latencyMs,
             },
-          ],
-          {
-            version: ++checkpointVersion,
+          },
+          checkpoint: {
+            version: checkpointVersion + 1,
             // Kept only while the tool loop goes on; a final answer ends the loop and drops it.
             state: this.state(
               step,
               'model_completed',
               turn.toolCalls,
               turn.malformedToolCalls,
-              firstSequence,
+              firstSequence(),
               loopContinues && turn.reasoningItems.length
                 ? { provider: route.model.provider, items: turn.reasoningItems }
                 : null,
             ),
           },
-        );
+        };
       }
-      run = (await deps.runs.get(claim.runId, null))!;
+      const toolLoop = turn.toolCalls.length > 0 || turn.malformedToolCalls.length > 0;
+      let leading: Outcome['leading'];
+      if (toolLoop || signal.aborted) {
+        // Durable before any tool runs (its checkpoint holds the calls), or before a stop.
+        checkpointVersion = response!.checkpoint.version;
+        await this.append(claim, [response!.event], response!.checkpoint);
+        run = lease.run;
+      } else {
+        // The loop ends here whatever the checks below decide: the response is written with the
+        // terminal outcome, in the same order, in one commit; the budgets see its usage already.
+        leading = { events: [response!.event], step, fromSequence: firstSequence() };
+        run = { ...lease.run, usage: usageAfterResponse(lease.run, response!.event.data, deps.clock.nowIso()) };
+      }
       const budget = this.checkTokenBudgets(run);
-      if (budget) return budget;
+      if (budget) return { ...budget, leading };
       if (signal.aborted) return 'stopped';
-      if (turn.toolCalls.length > 0 || turn.malformedToolCalls.length > 0) {
+      if (toolLoop) {
         pending = { calls: turn.toolCalls, malformed: turn.malformedToolCalls };
         continue;
       }
@@ -526,9 +564,10 @@ export class RunLoop {
           reason: 'empty_model_turn',
           message: 'the model returned neither text nor tool calls',
           errorCode: 'model_protocol_error',
+          leading,
         };
       }
-      return { kind: 'completed', text: turn.text };
+      return { kind: 'completed', text: turn.text, leading };
     }
   }
 
@@ -551,6 +590,8 @@ export class RunLoop {
       deadlineAt: run.deadlineAt,
     };
     const append = (events: NewEvent[]) => this.append(claim, events).then(() => undefined);
+    const lease = this.leases.get(claim)!;
+    const defer = (events: NewEvent[]) => lease.defer(withTraceId(events));
     // Malformed calls become proposed calls whose arguments failed to parse; the model is told so.
     const calls: ToolCallItem[] = [
       ...pending.calls,
@@ -567,7 +608,8 @@ export class RunLoop {
         const spec = this.deps.registry.get(c.name)?.spec;
         return spec !== undefined && spec.allowParallel && spec.idempotency === 'read_only';
       });
-    let used = (await this.deps.runs.get(claim.runId, null))!.toolCallCount;
+    // The run row as the model response's append left it.
+    let used = lease.run.toolCallCount;
     const guard = (): Outcome | 'stopped' | null => {
       if (signal.aborted) return 'stopped';
       if (used >= run.limits.maxToolCalls) {
@@ -580,14 +622,16 @@ export class RunLoop {
       }
       return null;
     };
-    const handle = async (call: ToolCallItem): Promise<Outcome | 'stopped' | Suspension | null> => {
+    const handle = async (call: ToolCallItem, last: boolean): Promise<Outcome | 'stopped' | Suspension | null> => {
       // A call already proposed before a suspension or crash is not counted against the budget again.
-      if (!(await this.pipeline.known(call, ctx))) {
+      const existing = await this.pipeline.lookup(call, ctx);
+      if (!existing) {
         const g = guard();
         if (g) return g;
         used += 1;
       } else if (signal.aborted) return 'stopped';
-      const r = await this.pipeline.process(call, ctx, append);
+      // The last call's result may wait for the step's checkpoint, which the loop writes next.
+      const r = await this.pipeline.process(call, ctx, append, { existing, defer, deferResult: last });
       if (r.kind === 'suspend') return r;
       if (r.kind === 'stopped') return 'stopped';
       if (r.kind === 'loop_detected') {
@@ -601,11 +645,13 @@ export class RunLoop {
       return signal.aborted ? 'stopped' : null;
     };
     if (parallel) {
-      const results = await Promise.all(calls.map(handle));
+      const results = await Promise.all(calls.map((c) => handle(c, false)));
       return results.find((r) => r !== null) ?? null;
     }
-    for (const call of calls) {
-      const r = await handle(call);
+    for (const [i, call] of calls.entries()) {
+      // What the previous call queued is committed before this one reads the tool records.
+      await lease.flush();
+      const r = await handle(call, i === calls.length - 1);
       if (r) return r;
     }
     return null;
@@ -616,6 +662,12 @@ export class RunLoop {
    * hook (none does yet: it needs a network call per provider). Bounded to a few seconds and never
    * fatal: a failure, timeout or null leaves the call to the next source of the precedence.
    */
+  /** The sequence of the run's first event: where its conversation starts when no checkpoint says so. */
+  private async firstSequenceOfRun(claim: RunClaim, principal: Principal): Promise<number> {
+    const events = await this.deps.store.listRunEvents(claim.runId, principal, 0);
+    return events[0]?.sequence ?? 0;
+  }
+
   private async usageApiCost(route: ModelRoute, turn: ModelTurn, attempt: ModelAttempt): Promise<string | null> {
     const api = route.provider.usageApi;
     if (!api) return null;
@@ -708,18 +760,16 @@ export class RunLoop {
     };
   }
 
-  private async firstSequenceOfRun(claim: RunClaim, principal: Principal): Promise<number> {
-    const events = await this.deps.store.listRunEvents(claim.runId, principal, 0);
-    return events[0]?.sequence ?? 0;
-  }
-
   /**
    * Parks the run for a human (plan §9.3, §27.3), in one fenced append and in this order: the
    * approval (or uncertainty) record, a checkpoint at the same resume point, then WAITING_*, which
    * clears the lease owner; the commit's NOTIFY is the event. The invocation was persisted earlier.
    */
   private async suspend(claim: RunClaim, step: number, s: Suspension): Promise<void> {
-    const cp = await this.deps.checkpoints.latest(claim.runId);
+    const lease = this.leases.get(claim)!;
+    // What the pipeline queued (the proposal) is persisted before the suspension's own append.
+    await lease.flush();
+    const cp = lease.checkpoint;
     const version = (cp?.version ?? 0) + 1;
     const state: CheckpointState =
       cp && cp.state.step === step && cp.state.phase === 'model_completed'
@@ -763,14 +813,23 @@ export class RunLoop {
               },
             ]
           : [{ ...base, type: 'run.cancelled', data: { reason: outcome.reason } }];
-    const cp = await this.deps.checkpoints.latest(runId);
+    const lease = this.leases.get(claim);
+    const cp = lease ? lease.checkpoint : await this.deps.checkpoints.latest(runId);
     const prev = cp?.state;
-    await this.append(claim, events, {
+    await this.append(claim, [...(outcome.leading?.events ?? []), ...events], {
       version: (cp?.version ?? 0) + 1,
-      state: this.state(prev?.step ?? 0, 'terminal', [], [], prev?.conversationRange.fromSequence ?? 0),
+      state: this.state(
+        outcome.leading?.step ?? prev?.step ?? 0,
+        'terminal',
+        [],
+        [],
+        outcome.leading?.fromSequence ?? prev?.conversationRange.fromSequence ?? 0,
+      ),
     });
     // The tool loop is over for good: its provider-opaque continuation (Anthropic thinking text,
     // kept chat_completions reasoning) must not outlive it in the older checkpoints (plan §10.6).
+    // Nothing to clear when no checkpoint of this run can hold one.
+    if (lease && !lease.mayHoldProviderContinuation) return;
     await this.deps.checkpoints.dropProviderContinuation(runId).catch((e: unknown) =>
       this.deps.log.warn('could not drop the provider continuation of a finished run', {
         runId,

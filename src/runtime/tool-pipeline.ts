@@ -33,10 +33,27 @@ export interface ToolCallContext {
 export type AppendForRun = (events: NewEvent[]) => Promise<void>;
 
 /**
+ * How the run loop lets the pipeline batch its writes (docs/adr/0013-run-loop-round-trips.md).
+ * `defer` queues events that need no durable boundary before the next write; they are committed, in
+ * order, with it. The pipeline defers only what recovery can re-derive: a call's proposal,
+ * authorization, denial or refusal before anything runs, and — with `deferResult`, for a tool that
+ * is not non-idempotent — its result. `tool.call.started` and the effect watermark are always
+ * durable before the tool executes.
+ */
+export interface ProcessOptions {
+  /** The invocation already looked up by `lookup` (saves reading it again). */
+  readonly existing?: InvocationRecord | null;
+  readonly defer?: (events: NewEvent[]) => void;
+  /** The caller commits before anything else runs (the step's checkpoint follows): defer the result too. */
+  readonly deferResult?: boolean;
+}
+
+/**
  * `suspend`: the run must wait for a human. The run loop appends `before`, a checkpoint and `wait`
  * atomically, in that order (plan §9.3: invocation, approval, checkpoint, WAITING_*, lease release,
- * event), and returns without a terminal write. `stopped`: the worker was told to stop while the
- * tool ran; nothing was written after `tool.call.started`, so recovery decides (plan §8.4).
+ * event), and returns without a terminal write. `stopped`: the worker was told to stop before the
+ * tool started (it never runs) or while it ran; nothing was written after `tool.call.started`, so
+ * recovery decides (plan §8.4).
  */
 export type ToolCallOutcome =
   | { readonly kind: 'done' }
@@ -85,13 +102,30 @@ export class ToolPipeline {
 
   /** Whether this call was already proposed (a resumed batch does not count against the tool budget again). */
   async known(call: ToolCallItem, ctx: ToolCallContext): Promise<boolean> {
-    return (await this.deps.records.invocationByKey(this.keyOf(call, ctx).key)) !== null;
+    return (await this.lookup(call, ctx)) !== null;
   }
 
-  async process(call: ToolCallItem, ctx: ToolCallContext, append: AppendForRun): Promise<ToolCallOutcome> {
+  /** The invocation recorded for this call, if it was already proposed. */
+  lookup(call: ToolCallItem, ctx: ToolCallContext): Promise<InvocationRecord | null> {
+    return this.deps.records.invocationByKey(this.keyOf(call, ctx).key);
+  }
+
+  async process(
+    call: ToolCallItem,
+    ctx: ToolCallContext,
+    append: AppendForRun,
+    options: ProcessOptions = {},
+  ): Promise<ToolCallOutcome> {
     const { registry, records, clock, ids } = this.deps;
     const { key, argsHash } = this.keyOf(call, ctx);
-    const existing = await records.invocationByKey(key);
+    const existing = options.existing !== undefined ? options.existing : await records.invocationByKey(key);
+    const defer = options.defer;
+    // Queued for the next durable write when the caller allows it; written now otherwise.
+    const later = (events: NewEvent[]): Promise<void> => {
+      if (!defer) return append(events);
+      defer(events);
+      return Promise.resolve();
+    };
     if (existing && TERMINAL.has(existing.status)) return { kind: 'done' }; // already answered
     const invocationId = existing?.id ?? ids.uuid();
     const ev = <T extends NewEvent>(e: T): T => ({ ...e, runId: ctx.runId, actorType: 'worker' });
@@ -106,7 +140,7 @@ export class ToolPipeline {
           answered.every((p) => JSON.stringify(p.result) === JSON.stringify(answered[0].result));
         if (sameEvidence) return { kind: 'loop_detected', toolName: call.name };
       }
-      await append([
+      await later([
         ev({
           type: 'tool.call.proposed',
           data: {
@@ -126,7 +160,7 @@ export class ToolPipeline {
     // Metrics label unknown tools `unknown`: a model-invented name must not become a label value.
     const metricName = tool ? call.name : 'unknown';
     const deny = (reasonCode: string, explanation: string, version = policyVersion) =>
-      append([
+      later([
         ev({ type: 'tool.call.denied', data: { invocationId, reasonCode, explanation, policyVersion: version } }),
       ]).then(() => this.counted(metricName, 'denied'));
 
@@ -138,8 +172,10 @@ export class ToolPipeline {
     if (missing.length > 0) return deny('missing_scope', `principal lacks scope(s): ${missing.join(', ')}`);
 
     const started = clock.nowMs();
+    // Before the tool runs a failure is re-derived on recovery; after it, only when the result may be deferred.
+    let failWith = later;
     const fail = (errorCode: string, message: string, retryable: boolean) =>
-      append([
+      failWith([
         ev({
           type: 'tool.call.failed',
           data: { invocationId, errorCode, message, retryable, latencyMs: clock.nowMs() - started },
@@ -172,7 +208,7 @@ export class ToolPipeline {
 
     const status = existing?.status ?? 'proposed';
     const authorize = (d: { decision: string; reasonCode: string; policyVersion: string }) =>
-      append([
+      later([
         ev({
           type: 'tool.call.authorized',
           data: { invocationId, decision: d.decision, reasonCode: d.reasonCode, policyVersion: d.policyVersion },
@@ -238,13 +274,21 @@ export class ToolPipeline {
 
     if (ext.control === 'ask_user') return this.askUser(ctx, invocationId, args, true);
 
-    // 8: execute with timeout; the watermark precedes a non-idempotent effect.
+    // 8: execute with timeout; the watermark precedes a non-idempotent effect. Both are durable
+    // (with whatever was queued before them) before the tool runs. A stop that arrived before the
+    // start skips the tool altogether: recovery finds the call proposed or authorized (§8.4).
+    if (ctx.signal.aborted) return { kind: 'stopped' };
     await append([ev({ type: 'tool.call.started', data: { invocationId } })]);
     if (tool.spec.idempotency === 'non_idempotent')
       await append([ev({ type: 'tool.call.effect_started', data: { invocationId } })]);
     const result = await this.telemetry.toolExecute(tool.spec, invocationId, () =>
       this.execute(tool.spec.timeoutSeconds, ctx, invocationId, key, args, call.name),
     );
+    // A non-idempotent tool's outcome is written at once (lost, it would turn into UNCERTAIN), and so
+    // is any outcome when the worker is stopping: the loop will not write the step's checkpoint.
+    const resultWrite =
+      options.deferResult && tool.spec.idempotency !== 'non_idempotent' && !ctx.signal.aborted ? later : append;
+    failWith = resultWrite;
     // Told to stop before the tool answered: write nothing more. Recovery retries a safe tool and
     // reviews an unsafe one. A result that did arrive is still recorded (it happened).
     if (ctx.signal.aborted && !result.ok) return { kind: 'stopped' };
@@ -270,7 +314,7 @@ export class ToolPipeline {
       },
       this.deps.artifacts,
     );
-    await append([
+    await resultWrite([
       ev({
         type: 'tool.call.completed',
         data: { invocationId, result: output, truncated, latencyMs: clock.nowMs() - started, trust },

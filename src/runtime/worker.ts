@@ -25,6 +25,8 @@ export class Worker {
   private readonly active = new Set<Promise<void>>();
   private readonly shutdown = new AbortController();
   private wake: (() => void) | null = null;
+  /** A nudge that came while the loop was claiming (not waiting): claim again instead of sleeping. */
+  private wakePending = false;
   private stopped = false;
   private loopDone: Promise<void> | null = null;
   /** Counts for tests and metrics. */
@@ -50,11 +52,14 @@ export class Worker {
   nudge(): void {
     const w = this.wake;
     this.wake = null;
-    w?.();
+    if (w) w();
+    else this.wakePending = true;
   }
 
   private async claimLoop(): Promise<void> {
     while (!this.stopped) {
+      // Work committed before this point is seen by the claims below; a NOTIFY after it sets the flag.
+      this.wakePending = false;
       let claimedAny = false;
       while (!this.stopped && this.active.size < this.settings.concurrency) {
         let claim;
@@ -93,6 +98,7 @@ export class Worker {
       }
       if (this.stopped) break;
       if (claimedAny && this.active.size < this.settings.concurrency) continue;
+      if (this.wakePending && this.active.size < this.settings.concurrency) continue;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
         // Jittered slow poll: a lost NOTIFY only delays work, never loses it.

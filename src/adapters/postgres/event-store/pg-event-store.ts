@@ -3,6 +3,7 @@ import type { AppendOptions, AppendResult, EventStore, GlobalPosition } from '..
 import type { NewEvent, StoredEvent } from '../../../domain/events/payloads';
 import type { Principal } from '../../../domain/principal';
 import { PROJECTIONS, type Projection, type Row } from '../../../domain/projections';
+import { runProjection } from '../../../domain/projections/run-projection';
 import { sessionProjection } from '../../../domain/projections/session-projection';
 import {
   ConcurrencyConflict,
@@ -13,6 +14,7 @@ import {
 } from '../../../domain/errors';
 import { pgError, type Database, type Queryable } from '../database';
 import { decodeEvent, encodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
+import { toRunRecord } from '../runs/run-row';
 import { buildAppendStatement } from './append-statement';
 import { BatchedNotifier, type Notification } from '../notify/batched-notifier';
 import { SessionStateCache } from './session-state-cache';
@@ -23,6 +25,17 @@ const MAX_ATTEMPTS = 10;
 const GENERATION = '__generation';
 /** The read-model generation: when a repair last rewrote projection rows. */
 export const GENERATION_SQL = `coalesce((SELECT max(rebuilt_at)::text FROM projection_watermarks), '')`;
+
+/**
+ * Rows a caller already read inside its transaction (`to_jsonb(row)` of each projection table, and
+ * the read-model generation), so an in-transaction append can skip its own read round trip. Used
+ * only when they cover every row the batch touches; the sequence gate validates them like any read.
+ */
+export interface PrereadState {
+  readonly generation: string;
+  /** Rows by projection table name. */
+  readonly rows: ReadonlyMap<string, readonly Row[]>;
+}
 
 /** A client-supplied idempotency key collided: the caller looks up the original. */
 export class IdempotencyKeyTaken extends ConflictError {}
@@ -63,10 +76,11 @@ export class PgEventStore implements EventStore {
     sessionId: string,
     events: readonly NewEvent[],
     options: AppendOptions,
+    preread?: PrereadState,
   ): Promise<AppendResult> {
     if (events.length === 0) throw new InvalidEventPayloadError('append needs at least one event', { sessionId });
     const encoded = events.map((e, i) => ({ e, ...encodeEvent(e, i) }));
-    if (q !== this.db) return (await this.tryAppend(q, sessionId, encoded, options, true)).result;
+    if (q !== this.db) return (await this.tryAppend(q, sessionId, encoded, options, true, preread)).result;
     for (let attempt = 1; ; attempt++) {
       try {
         const done =
@@ -93,6 +107,7 @@ export class PgEventStore implements EventStore {
     encoded: { e: NewEvent; type: StoredEvent['type']; version: number }[],
     options: AppendOptions,
     notifyInStatement: boolean,
+    preread?: PrereadState,
   ): Promise<{ result: AppendResult; notifications: Notification[] }> {
     const createdAt = this.clock.nowIso();
     const drafts: StoredEvent[] = encoded.map(
@@ -113,8 +128,14 @@ export class PgEventStore implements EventStore {
         }) as StoredEvent,
     );
 
-    // Inside a caller's transaction always read (the caller may hold locks and expect fresh rows).
-    const cached = q === this.db ? this.cache.lookup(sessionId, drafts, this.clock.nowMs()) : undefined;
+    // Inside a caller's transaction read (the caller may hold locks and expect fresh rows), unless
+    // the caller read the rows itself in that transaction.
+    const cached =
+      q === this.db
+        ? this.cache.lookup(sessionId, drafts, this.clock.nowMs())
+        : preread
+          ? fromPreread(preread, sessionId, drafts)
+          : undefined;
     const { state, generation } = cached ?? (await this.readState(q, sessionId, drafts));
     try {
       const done = await this.writeBatch(
@@ -173,7 +194,7 @@ export class PgEventStore implements EventStore {
       );
     }
     if (options.fence) {
-      const run = state.get(PROJECTIONS[1])?.get(options.fence.runId);
+      const run = state.get(runProjection)?.get(options.fence.runId);
       const epoch = run ? Number(run.lease_epoch) : -1;
       if (epoch !== options.fence.leaseEpoch) {
         throw new LeaseFencedError(
@@ -271,7 +292,12 @@ export class PgEventStore implements EventStore {
     if (!notifyInStatement && readyRunId) notifications.push({ channel: 'run_ready', payload: readyRunId });
     const idBySeq = new Map(row.ids.map((x) => [Number(x.sequence), Number(x.id)]));
     const events = stored.map((s) => ({ ...s, id: idBySeq.get(s.sequence) ?? 0 }));
-    return { result: { events, lastSequence }, notifications, changed };
+    // The sequence gate held, so the rows folded here are the rows as committed.
+    const fencedRun = options.fence
+      ? (changed.get(runProjection)?.get(options.fence.runId) ?? state.get(runProjection)?.get(options.fence.runId))
+      : undefined;
+    const run = fencedRun ? toRunRecord(fencedRun) : undefined;
+    return { result: { events, lastSequence, ...(run ? { run } : {}) }, notifications, changed };
   }
 
   private async translate(err: unknown, sessionId: string, options: AppendOptions): Promise<unknown> {
@@ -381,4 +407,29 @@ export class PgEventStore implements EventStore {
       position: lastRow ? { transactionId: lastRow.transaction_id, eventId: Number(lastRow.id) } : after,
     };
   }
+}
+
+/** The rows a batch touches, from a caller's pre-read, or undefined when it does not cover them all. */
+function fromPreread(
+  preread: PrereadState,
+  sessionId: string,
+  drafts: readonly StoredEvent[],
+): { state: Map<Projection, Map<string, Row>>; generation: string } | undefined {
+  const state = new Map<Projection, Map<string, Row>>();
+  for (const proj of PROJECTIONS) {
+    if (proj.keyColumn === null) continue;
+    const keys = new Set<string>(proj === sessionProjection ? [sessionId] : []);
+    if (proj !== sessionProjection)
+      for (const d of drafts) {
+        const k = proj.keyOf(d);
+        if (k !== null) keys.add(k);
+      }
+    for (const key of keys) {
+      const row = preread.rows.get(proj.table)?.find((r) => String(r[proj.keyColumn!]) === key);
+      if (!row) return undefined;
+      if (!state.has(proj)) state.set(proj, new Map());
+      state.get(proj)!.set(key, row);
+    }
+  }
+  return { state, generation: preread.generation };
 }

@@ -3,7 +3,8 @@ import type { RunQueue } from '../../../ports/run-store';
 import type { RunClaim, TraceRef } from '../../../domain/run/run';
 import { ConcurrencyConflict } from '../../../domain/errors';
 import type { Database, Queryable } from '../database';
-import type { PgEventStore } from '../event-store/pg-event-store';
+import type { Row } from '../../../domain/projections';
+import { GENERATION_SQL, type PgEventStore, type PrereadState } from '../event-store/pg-event-store';
 import { consentStamp } from '../../trajectory/consent-stamp';
 
 /** A run reclaimed more often than this is failed instead of crashing workers forever. */
@@ -36,6 +37,11 @@ export class PgRunQueue implements RunQueue {
     return null;
   }
 
+  /**
+   * One transaction of four round trips: BEGIN; lock the next runnable run and set its lease in one
+   * statement that also returns the rows the `run.claimed` append folds (so the append needs no read
+   * of its own); the append; COMMIT. The lease column is operational: the append never writes it.
+   */
   private tryClaim(
     workerId: string,
     leaseMs: number,
@@ -54,18 +60,37 @@ export class PgRunQueue implements RunQueue {
         deadline_at: Date | null;
         principal_id: string;
         started_at: Date | null;
+        run_row: Row;
+        session_row: Row | null;
+        generation: string;
       }>(
-        `SELECT id, session_id, tenant_id, lease_epoch, status, attempts, limits, deadline_at, principal_id, started_at FROM runs
-          WHERE ((status = 'queued' AND (scheduled_for IS NULL OR scheduled_for <= now()))
-             OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))
-            AND ($1::uuid IS NULL OR id = $1::uuid)
-          ORDER BY priority, created_at
-          FOR UPDATE SKIP LOCKED
-          LIMIT 1`,
-        [onlyRunId],
+        `UPDATE runs r SET lease_expires_at = now() + ($2::int * interval '1 millisecond')
+          WHERE r.id = (
+            SELECT id FROM runs
+             WHERE ((status = 'queued' AND (scheduled_for IS NULL OR scheduled_for <= now()))
+                OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))
+               AND ($1::uuid IS NULL OR id = $1::uuid)
+             ORDER BY priority, created_at
+             FOR UPDATE SKIP LOCKED
+             LIMIT 1)
+          RETURNING r.id, r.session_id, r.tenant_id, r.lease_epoch, r.status, r.attempts, r.limits, r.deadline_at,
+                    r.principal_id, r.started_at,
+                    to_jsonb(r) AS run_row,
+                    (SELECT to_jsonb(s) FROM sessions s WHERE s.id = r.session_id) AS session_row,
+                    ${GENERATION_SQL} AS generation`,
+        [onlyRunId, leaseMs],
       );
       const row = res.rows[0];
       if (!row) return null;
+      const preread: PrereadState | undefined = row.session_row
+        ? {
+            generation: row.generation,
+            rows: new Map([
+              ['runs', [row.run_row]],
+              ['sessions', [row.session_row]],
+            ]),
+          }
+        : undefined;
       const leaseEpoch = Number(row.lease_epoch) + 1;
       const attempt = row.attempts + 1;
       if (attempt > MAX_RUN_ATTEMPTS) {
@@ -86,6 +111,7 @@ export class PgRunQueue implements RunQueue {
             },
           ],
           { tenantId: row.tenant_id },
+          preread,
         );
         return null;
       }
@@ -120,10 +146,7 @@ export class PgRunQueue implements RunQueue {
           ...(row.started_at === null ? [await consentStamp(client, row.id, row.tenant_id, row.principal_id)] : []),
         ],
         { tenantId: row.tenant_id },
-      );
-      await client.query(
-        `UPDATE runs SET lease_expires_at = now() + ($2::int * interval '1 millisecond') WHERE id = $1`,
-        [row.id, leaseMs],
+        preread,
       );
       return {
         runId: row.id,

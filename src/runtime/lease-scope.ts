@@ -1,0 +1,144 @@
+import type { NewEvent, StoredEvent } from '../domain/events/payloads';
+import { runProjection } from '../domain/projections/run-projection';
+import type { CheckpointState } from '../domain/run/checkpoint';
+import type { RunClaim, RunRecord } from '../domain/run/run';
+import type { RunUsage } from '../domain/run/usage';
+import type { AppendResult, EventStore } from '../ports/event-store';
+
+/** The latest checkpoint of a run as the lease holder wrote it (or found it when the lease began). */
+export interface KnownCheckpoint {
+  readonly version: number;
+  readonly state: CheckpointState;
+}
+
+/**
+ * What the run loop holds for the life of one lease (docs/adr/0013-run-loop-round-trips.md).
+ *
+ * - **The run row and the latest checkpoint, without reading them back.** Under its lease epoch the
+ *   loop is the run's only writer: every append it makes returns the run row as that append left
+ *   it (`AppendResult.run`, exact because the append's session-sequence gate held), and only the
+ *   lease holder writes checkpoints. Anything written by someone else in between (a cancel request,
+ *   a take-over) advances the session sequence, so the next append re-reads fresh rows before it
+ *   folds — a cancel request shows up in the returned row, and a take-over is refused with
+ *   `LeaseFencedError` at write time, exactly as without this cache.
+ * - **Deferred events.** Events that need no durable boundary before the next write (a tool call's
+ *   proposal and authorization before it starts; a pure tool's result before the step's checkpoint)
+ *   are queued and committed in order, in one fenced append, with the next write. Nothing external
+ *   (a model call, a tool execution, a wait for a human) ever happens while events are queued:
+ *   every such point is a `write`. A crash loses only queued events, which recovery re-derives
+ *   exactly as if the crash had come before them.
+ *
+ * Writes are serialised (parallel read-only tool calls share one scope), so the log order is the
+ * order in which events were handed over.
+ */
+export class LeaseScope {
+  private queued: NewEvent[] = [];
+  private chain: Promise<unknown> = Promise.resolve();
+  private current: RunRecord;
+  private latest: KnownCheckpoint | null;
+  private continuationMayExist: boolean;
+  /** Appends made (each one commit), for tests and metrics. */
+  appends = 0;
+
+  constructor(
+    private readonly store: EventStore,
+    readonly claim: RunClaim,
+    run: RunRecord,
+    checkpoint: KnownCheckpoint | null,
+  ) {
+    this.current = run;
+    this.latest = checkpoint;
+    // Older checkpoints of a resumed run may hold a provider continuation this scope never saw.
+    this.continuationMayExist = checkpoint !== null;
+  }
+
+  /** The run row as the last write (or the read that began the lease) left it. */
+  get run(): RunRecord {
+    return this.current;
+  }
+
+  /** The run's latest checkpoint, or null when it has none. */
+  get checkpoint(): KnownCheckpoint | null {
+    return this.latest;
+  }
+
+  /** Whether some stored checkpoint of this run may still hold a provider continuation. */
+  get mayHoldProviderContinuation(): boolean {
+    return this.continuationMayExist;
+  }
+
+  get hasQueued(): boolean {
+    return this.queued.length > 0;
+  }
+
+  /** Queues events to be committed, in order, ahead of the next write's own events. */
+  defer(events: readonly NewEvent[]): void {
+    this.queued.push(...events);
+  }
+
+  /**
+   * Commits the queued events followed by `events` (and the optional checkpoint, which follows all
+   * of them) in one fenced append, after any write already in flight. With nothing to write it
+   * returns null without a round trip.
+   */
+  write(events: readonly NewEvent[], checkpoint?: KnownCheckpoint): Promise<AppendResult | null> {
+    const batch = [...this.queued.splice(0), ...events];
+    if (batch.length === 0) return Promise.resolve(null);
+    const run = this.chain.then(() =>
+      this.store.append(this.claim.sessionId, batch, {
+        tenantId: this.claim.tenantId,
+        fence: { runId: this.claim.runId, leaseEpoch: this.claim.leaseEpoch },
+        checkpoint: checkpoint
+          ? {
+              runId: this.claim.runId,
+              version: checkpoint.version,
+              state: checkpoint.state as unknown as Record<string, unknown>,
+            }
+          : undefined,
+      }),
+    );
+    this.chain = run.catch(() => undefined);
+    return run.then((result) => {
+      this.appends += 1;
+      if (result.run) this.current = result.run;
+      if (checkpoint) {
+        this.latest = checkpoint;
+        if (checkpoint.state.providerContinuation !== null) this.continuationMayExist = true;
+      }
+      return result;
+    });
+  }
+
+  /** Commits whatever is queued (no round trip when nothing is). */
+  async flush(): Promise<void> {
+    await this.write([]);
+  }
+}
+
+/**
+ * The run's usage after a `model.response.completed` with `data`, computed by the run projection
+ * itself (so it can never drift from what the append will store), for deciding on budgets before
+ * the response is written.
+ */
+export function usageAfterResponse(
+  run: RunRecord,
+  data: NewEvent<'model.response.completed'>['data'],
+  nowIso: string,
+): RunUsage {
+  const event = {
+    id: 0,
+    sessionId: run.sessionId,
+    runId: run.id,
+    sequence: 0,
+    type: 'model.response.completed',
+    schemaVersion: 1,
+    data,
+    actorType: 'worker',
+    actorId: null,
+    tenantId: run.tenantId,
+    traceId: null,
+    createdAt: nowIso,
+  } as StoredEvent<'model.response.completed'>;
+  const next = runProjection.evolve({ usage: run.usage }, event);
+  return (next?.usage ?? run.usage) as RunUsage;
+}
