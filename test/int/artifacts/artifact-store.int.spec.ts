@@ -215,8 +215,12 @@ describe('the filesystem artifact store', () => {
       const blob = path.join(root, storageKeyFor(meta.sha256));
       await worker.start();
       const end = Date.now() + 15_000;
-      while ((await t.platform.db.query('SELECT 1 FROM artifacts WHERE id = $1', [meta.id])).rowCount !== 0) {
-        if (Date.now() > end) throw new Error('the worker did not sweep the expired artifact');
+      // The sweep removes the metadata row first and the unreferenced blob right after it.
+      const swept = async () =>
+        (await t.platform.db.query('SELECT 1 FROM artifacts WHERE id = $1', [meta.id])).rowCount === 0 &&
+        !fs.existsSync(blob);
+      while (!(await swept())) {
+        if (Date.now() > end) throw new Error('the worker did not sweep the expired artifact and its blob');
         await new Promise((r) => setTimeout(r, 100));
       }
       expect(fs.existsSync(blob)).toBe(false);
