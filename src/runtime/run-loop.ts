@@ -34,7 +34,6 @@ import type { ToolResultArtifacts } from './tool-result-artifacts';
 import type { SkillSource } from '../ports/skills';
 import { skillEnabled } from '../tools/skills/skill-load';
 import { LeaseScope, usageAfterResponse, type KnownCheckpoint } from './lease-scope';
-import { agentVersionMemo } from './agent-memo';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
@@ -108,7 +107,8 @@ export class RunLoop {
   ) {
     this.telemetry = new RunTelemetry(deps.metrics ?? noopMetrics, deps.runs, () => deps.clock.nowMs());
     this.context = deps.context ?? new ContextEngine(deps.store, { log: deps.log });
-    this.agents = agentVersionMemo(deps.agents);
+    // Not memoized: operator MCP grants (agent_mcp_grants) overlay every version of an agent at read time.
+    this.agents = deps.agents;
     this.pipeline = new ToolPipeline({
       telemetry: this.telemetry,
       registry: deps.registry,

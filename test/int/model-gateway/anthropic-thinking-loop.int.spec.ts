@@ -153,7 +153,14 @@ describe.each([
     expect(assistant.content.slice(0, reasoning.length)).toEqual(reasoning);
     // ... then the tool_use with the streamed id (no text of the tool turn in between, and nothing after).
     expect(assistant.content.slice(reasoning.length)).toEqual([
-      { type: 'tool_use', id: toolUse.id, name: 'math_calculate', input: { expression: '17 * 23' } },
+      {
+        type: 'tool_use',
+        id: toolUse.id,
+        name: 'math_calculate',
+        input: { expression: '17 * 23' },
+        // The context engine's rolling cache window ends on this turn's last block (ADR 0017).
+        cache_control: { type: 'ephemeral' },
+      },
     ]);
     // Byte-identical on the wire: the exact JSON encoding of every streamed value (thinking text with its
     // escapes and non-ASCII, signature, redacted data) is in the body. Key order is not compared: the
@@ -180,7 +187,7 @@ describe.each([
     expect(checkpoints.map((c) => [c.state.step, c.state.phase])).toEqual([
       [1, 'model_completed'],
       [1, 'tools_completed'],
-      [2, 'model_completed'],
+      // The final response rides with the terminal write (ADR 0013): no separate model_completed.
       [2, 'terminal'],
     ]);
     // During the loop the blocks came from the checkpoints (the follow-up request above is built from

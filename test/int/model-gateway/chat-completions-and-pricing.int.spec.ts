@@ -13,7 +13,7 @@ import { ReplayServer } from '../../unit/model-gateway/support/replay-server';
  * The calculator scenario through the chat_completions adapter (and, for the tool-call ids, through
  * Anthropic) in the real run loop, worker and event store, against recorded SSE; plus every step
  * of the cost precedence (plan §6.5) as recorded by the run loop, and the profile and registry
- * versions on model.request.started (v2) and in model_calls.
+ * versions on model.request.started (v2+) and in model_calls.
  */
 
 const KEY_VAR = 'AGENT_TEST_PRICING_REPLAY_KEY';
@@ -119,7 +119,7 @@ describe('the calculator scenario through the chat_completions adapter', () => {
     expect(run?.usage.cost).toBe('0.0000578');
   });
 
-  it('records the profile and registry versions on model.request.started (v2) and in model_calls', async () => {
+  it('records the profile and registry versions on model.request.started (v2+) and in model_calls', async () => {
     server.enqueue('chat-completions/final-answer');
     const { runId } = await t.submit('Say the answer.', { modelPolicy: 'local:default' });
     expect(await t.waitForTerminal(runId)).toBe('completed');
@@ -127,13 +127,13 @@ describe('the calculator scenario through the chat_completions adapter', () => {
     expect(registryVersion).toMatch(/^r3-[0-9a-f]{12}$/);
     const started = (await t.events(runId)).filter((e) => e.type === 'model.request.started');
     expect(started.map((e) => [e.schemaVersion, e.data])).toEqual([
-      [2, expect.objectContaining({ profileName: 'local', profileVersion: 5, registryVersion })],
+      [3, expect.objectContaining({ profileName: 'local', profileVersion: 5, registryVersion })],
     ]);
     const raw = await sql<{ v: number }>(
       `SELECT payload_schema_version AS v FROM events WHERE run_id = $1 AND event_type = 'model.request.started'`,
       [runId],
     );
-    expect(raw).toEqual([{ v: 2 }]);
+    expect(raw).toEqual([{ v: 3 }]); // v3 (issue #11) adds the context build record
     expect(
       await sql(`SELECT profile_name, profile_version, registry_version FROM model_calls WHERE run_id = $1`, [runId]),
     ).toEqual([{ profile_name: 'local', profile_version: 5, registry_version: registryVersion }]);
