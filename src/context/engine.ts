@@ -43,6 +43,11 @@ export interface ContextEngineOptions {
   readonly caps?: BudgetCaps;
   /** The compactor; the deterministic extractive one by default. */
   readonly compactor?: Compactor;
+  /**
+   * Picks the compactor per build from the run's routed model and policy (CONTEXT_COMPACTOR=model);
+   * when set it wins over `compactor`.
+   */
+  readonly compactorFor?: (model: ContextBuildInputs['model'], modelPolicy: string) => Compactor;
   /** Sessions whose folded history stays cached (least recently used evicted). */
   readonly maxSessions?: number;
   readonly log?: Logger;
@@ -204,6 +209,7 @@ export class ContextEngine {
             current,
             estimator,
             limit,
+            inputs,
           );
           compactions += 1;
           const data = compactionEvent(out, inputs, replace, compaction?.data ?? null, before);
@@ -338,6 +344,7 @@ export class ContextEngine {
     current: HistoryUnit | undefined,
     estimator: TokenEstimator,
     limit: number,
+    inputs: ContextBuildInputs,
   ): Promise<CompactionOutput> {
     // The summary gets at most its cap, and never more than a fifth of the window.
     const maxTokens = Math.min(this.caps.summary, Math.floor(limit / 5));
@@ -348,7 +355,8 @@ export class ContextEngine {
       currentGoal: current ? current.text.slice(0, 300) : null,
       maxSummaryChars: maxTokens * (estimator.id === 'approx-chars' ? 4 : 3),
     };
-    return this.compactor.compact(input);
+    const compactor = this.options.compactorFor?.(inputs.model, inputs.agent.modelPolicy) ?? this.compactor;
+    return compactor.compact(input);
   }
 }
 
