@@ -52,6 +52,7 @@ import { createTrajectories, type Trajectories } from './trajectory';
 import { APPROX_ESTIMATOR } from '../context/approx-estimator';
 import { ContextEngine } from '../context/engine';
 import { TiktokenEstimators } from '../adapters/tokenizer/tiktoken-estimator';
+import { compactorOptions } from './context-compactor';
 
 /**
  * The composition root: the one place adapters are bound to ports. The API process, the worker
@@ -187,7 +188,11 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     const trajectories = createTrajectories({ db, agents, artifacts, clock, ids, log });
     const leaseMs = settings.leaseSeconds * 1000;
     // One context engine per process: its per-session history cache serves every worker (plan §11).
-    const context = new ContextEngine(store, { estimators: new TiktokenEstimators(APPROX_ESTIMATOR), log });
+    const context = new ContextEngine(store, {
+      estimators: new TiktokenEstimators(APPROX_ESTIMATOR),
+      log,
+      ...compactorOptions(settings, router, ids),
+    });
     const createRunLoop = (overrides: Partial<RunLoopSettings> = {}) =>
       new RunLoop(
         {

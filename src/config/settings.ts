@@ -37,6 +37,21 @@ export interface Settings {
   readonly artifactSweepSeconds: number;
   /** How long an oversized tool result kept as an artifact lives (`AGENT_ARTIFACT_TOOL_RESULT_TTL_SECONDS`); 0 keeps it. */
   readonly artifactToolResultTtlSeconds: number;
+  /** Which compactor summarises history under pressure (`CONTEXT_COMPACTOR`, default `extractive`); docs/adr/0017. */
+  readonly contextCompactor: ContextCompactorKind;
+  /** The model policy the `model` compactor calls (`CONTEXT_COMPACTOR_MODEL_POLICY`); null: the run's own route. */
+  readonly contextCompactorModelPolicy: string | null;
+}
+
+export type ContextCompactorKind = 'extractive' | 'model';
+
+function compactorFrom(env: NodeJS.ProcessEnv): ContextCompactorKind {
+  const raw = (env.CONTEXT_COMPACTOR ?? '').trim();
+  if (raw === '' || raw === 'extractive') return 'extractive';
+  if (raw === 'model') return 'model';
+  throw new ConfigurationError(`CONTEXT_COMPACTOR must be "extractive" or "model", got "${raw}"`, {
+    name: 'CONTEXT_COMPACTOR',
+  });
 }
 
 export type AuthMode = 'dev' | 'token';
@@ -85,6 +100,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       : path.join(dataDir, 'artifacts'),
     artifactSweepSeconds: intFrom(env, 'AGENT_ARTIFACT_SWEEP_SECONDS', 300),
     artifactToolResultTtlSeconds: intFrom(env, 'AGENT_ARTIFACT_TOOL_RESULT_TTL_SECONDS', 7 * 24 * 3600),
+    contextCompactor: compactorFrom(env),
+    contextCompactorModelPolicy: env.CONTEXT_COMPACTOR_MODEL_POLICY?.trim() || null,
   };
 }
 

@@ -7,6 +7,7 @@ import { ContextBuildError, ContextOverflow, CorruptEventError } from '../domain
 import type { EventPayloads, NewEvent, StoredEvent } from '../domain/events/payloads';
 import type { CacheBreakpoint, ModelRequest, ModelToolDefinition } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
+import type { ContextCheckpointRef } from '../domain/run/checkpoint';
 import type { ToolSpec } from '../domain/tools/tool-spec';
 import type { Logger } from '../ports/logger';
 import type { TokenEstimator, TokenEstimatorProvider } from '../ports/token-estimator';
@@ -43,6 +44,11 @@ export interface ContextEngineOptions {
   readonly caps?: BudgetCaps;
   /** The compactor; the deterministic extractive one by default. */
   readonly compactor?: Compactor;
+  /**
+   * Picks the compactor per build from the run's routed model and policy (CONTEXT_COMPACTOR=model);
+   * when set it wins over `compactor`.
+   */
+  readonly compactorFor?: (model: ContextBuildInputs['model'], modelPolicy: string) => Compactor;
   /** Sessions whose folded history stays cached (least recently used evicted). */
   readonly maxSessions?: number;
   readonly log?: Logger;
@@ -64,6 +70,11 @@ export interface ContextBuildInputs {
   readonly newId: () => string;
   /** The agent's skill catalog (metadata only, docs/skills.md), rendered in Region A; absent: its enabled skill names. */
   readonly skills?: readonly SkillSummary[];
+  /**
+   * The run checkpoint's compaction reference: when this engine holds no fold of the session yet
+   * (another worker, a fresh process), it folds only the events after the reference.
+   */
+  readonly resume?: ContextCheckpointRef | null;
 }
 
 export interface BuiltContext {
@@ -72,6 +83,8 @@ export interface BuiltContext {
   readonly record: ContextBuildRecord;
   /** `context.compacted` events this build produced; append them with the request's start. */
   readonly events: NewEvent[];
+  /** The compaction in force for this build, for the run checkpoint; null without one. */
+  readonly checkpoint: ContextCheckpointRef | null;
 }
 
 /** Region A of one run: built once at the run boundary and byte-stable for the run's life. */
@@ -117,10 +130,21 @@ export class ContextEngine {
   }
 
   /** The folded history of a session, reading only what was appended since the last call. */
-  async history(sessionId: string, principal: Principal): Promise<SessionHistory> {
+  async history(
+    sessionId: string,
+    principal: Principal,
+    resume: ContextCheckpointRef | null = null,
+  ): Promise<SessionHistory> {
     let entry = this.sessions.get(sessionId);
+    let restored = false;
     if (entry) this.sessions.delete(sessionId);
-    else entry = { history: new SessionHistory(), regionA: null };
+    else {
+      entry = { history: new SessionHistory(), regionA: null };
+      if (resume && resume.readAfterSequence > 0) {
+        entry.history.restore(resume.readAfterSequence, resume.workingState);
+        restored = true;
+      }
+    }
     this.sessions.set(sessionId, entry);
     while (this.sessions.size > this.maxSessions) this.sessions.delete(this.sessions.keys().next().value as string);
     let events: StoredEvent[];
@@ -140,11 +164,16 @@ export class ContextEngine {
       this.sessions.delete(sessionId);
       throw e;
     }
+    if (restored && !entry.history.compaction) {
+      // The reference did not lead to its compaction event: fold the session from its start.
+      this.sessions.delete(sessionId);
+      return this.history(sessionId, principal);
+    }
     return entry.history;
   }
 
   async build(inputs: ContextBuildInputs): Promise<BuiltContext> {
-    const history = await this.history(inputs.sessionId, inputs.principal);
+    const history = await this.history(inputs.sessionId, inputs.principal, inputs.resume ?? null);
     const entry = this.sessions.get(inputs.sessionId)!;
     const estimator = this.estimators.forModel(inputs.model.provider, inputs.model.model);
     const regionA = this.regionA(entry, inputs, estimator);
@@ -204,6 +233,7 @@ export class ContextEngine {
             current,
             estimator,
             limit,
+            inputs,
           );
           compactions += 1;
           const data = compactionEvent(out, inputs, replace, compaction?.data ?? null, before);
@@ -273,7 +303,15 @@ export class ContextEngine {
         prefixHash: regionA.hash,
         metadata: { step: String(inputs.step), run_id: inputs.runId, attempt_id: inputs.attemptId },
       };
-      return { request, record, events };
+      const checkpoint: ContextCheckpointRef | null = compaction
+        ? {
+            compactionId: compaction.data.compactionId,
+            coveredThroughSequence: covered,
+            readAfterSequence: current ? Math.min(covered, current.sequence - 1) : covered,
+            workingState,
+          }
+        : null;
+      return { request, record, events, checkpoint };
     }
   }
 
@@ -338,6 +376,7 @@ export class ContextEngine {
     current: HistoryUnit | undefined,
     estimator: TokenEstimator,
     limit: number,
+    inputs: ContextBuildInputs,
   ): Promise<CompactionOutput> {
     // The summary gets at most its cap, and never more than a fifth of the window.
     const maxTokens = Math.min(this.caps.summary, Math.floor(limit / 5));
@@ -348,7 +387,8 @@ export class ContextEngine {
       currentGoal: current ? current.text.slice(0, 300) : null,
       maxSummaryChars: maxTokens * (estimator.id === 'approx-chars' ? 4 : 3),
     };
-    return this.compactor.compact(input);
+    const compactor = this.options.compactorFor?.(inputs.model, inputs.agent.modelPolicy) ?? this.compactor;
+    return compactor.compact(input);
   }
 }
 

@@ -64,6 +64,15 @@ export class SessionHistory {
   private readonly turns = new Map<string, HistoryUnit>();
   private readonly calls = new Map<string, { unit: HistoryUnit; pair: ToolPair }>();
 
+  /**
+   * Starts a fold from a run checkpoint's compaction reference instead of from the session's first
+   * event: the events up to `afterSequence` are summarised by the compaction that follows them.
+   */
+  restore(afterSequence: number, workingState: WorkingState): void {
+    this.lastSequence = afterSequence;
+    this.planState = { sequence: afterSequence, state: workingState };
+  }
+
   apply(events: readonly StoredEvent[]): void {
     for (const e of events) {
       if (e.sequence <= this.lastSequence) continue;
@@ -150,12 +159,14 @@ export class SessionHistory {
         if (!Array.isArray(e.data.sourceSequences)) bad('sourceSequences is not a list');
         this.compaction = { sequence: e.sequence, data: e.data };
         break;
-      case 'model.request.started':
-        if (e.data.prefixHash !== this.lastPrefixHash) {
-          this.prefixEpoch += 1;
-          this.lastPrefixHash = e.data.prefixHash;
-        }
+      case 'model.request.started': {
+        // v3 records the epoch it was built in, so a fold restored mid-session numbers epochs alike.
+        const recorded = (e.data.context as { prefixEpoch?: unknown } | null | undefined)?.prefixEpoch;
+        if (typeof recorded === 'number') this.prefixEpoch = recorded;
+        else if (e.data.prefixHash !== this.lastPrefixHash) this.prefixEpoch += 1;
+        this.lastPrefixHash = e.data.prefixHash;
         break;
+      }
       default:
         break;
     }

@@ -5,7 +5,7 @@ import type { NewEvent } from '../domain/events/payloads';
 import { assembleTurn } from '../domain/model/assembler';
 import type { ModelAttempt, ModelTurn } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
-import type { CheckpointState } from '../domain/run/checkpoint';
+import type { CheckpointState, ContextCheckpointRef } from '../domain/run/checkpoint';
 import type { FailureReason } from '../domain/run/failure';
 import type { RunClaim, RunRecord } from '../domain/run/run';
 import { isTerminal } from '../domain/run/status';
@@ -100,6 +100,7 @@ export class RunLoop {
   private readonly context: ContextEngine;
   /** The lease scope of each execution in progress (docs/adr/0013-run-loop-round-trips.md). */
   private readonly leases = new WeakMap<RunClaim, LeaseScope>();
+  private readonly contextRefs = new WeakMap<RunClaim, ContextCheckpointRef>();
   private readonly agents: AgentCatalog;
   constructor(
     private readonly deps: RunLoopDeps,
@@ -205,11 +206,19 @@ export class RunLoop {
 
   private append(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint) {
     if (checkpoint) {
+      checkpoint = this.withContextRef(claim, checkpoint);
       const { version, state } = checkpoint;
       const write = () => this.appendTraced(claim, events, checkpoint);
       return this.telemetry.checkpointSave(claim.runId, { version, phase: state.phase, step: state.step }, write);
     }
     return this.appendTraced(claim, events);
+  }
+
+  /** Every checkpoint carries the latest compaction reference of the run's builds (ADR 0017). */
+  private withContextRef(claim: RunClaim, checkpoint: KnownCheckpoint): KnownCheckpoint {
+    const ref = this.contextRefs.get(claim) ?? this.leases.get(claim)?.checkpoint?.state.context;
+    if (!ref || checkpoint.state.context !== undefined) return checkpoint;
+    return { ...checkpoint, state: { ...checkpoint.state, context: ref } };
   }
 
   /**
@@ -363,8 +372,10 @@ export class RunLoop {
               model: route.model,
               newId: () => deps.ids.uuid(),
               skills: deps.skills ? skills : undefined,
+              resume: lease.checkpoint?.state.context ?? null,
             }),
           );
+          if (built.checkpoint) this.contextRefs.set(claim, built.checkpoint);
         } catch (e) {
           if (!(e instanceof ContextOverflow || e instanceof ContextBuildError)) throw e;
           const overflow = e instanceof ContextOverflow;

@@ -5,6 +5,8 @@ import { Client } from 'pg';
 import type { Worker } from '../../src/runtime/worker';
 import type { StoredEvent } from '../../src/domain/events/payloads';
 import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
+import { ContextEngine } from '../../src/context/engine';
+import { inputs } from '../unit/context/support';
 import { createTestDb, type TestDb } from '../support/test-db';
 import { createTestPlatform, type TestPlatform } from '../support/platform';
 import { TEST_KEY } from '../unit/model-gateway/support/profiles';
@@ -146,6 +148,44 @@ describe('Region A stays byte-stable (Anthropic, with compaction)', () => {
       const messages = r.json.messages as { content: { cache_control?: unknown }[] }[];
       expect(messages.at(-1)?.content.at(-1)?.cache_control).toEqual({ type: 'ephemeral' });
     }
+  });
+
+  it('stores the compaction reference in the run checkpoint; a fresh engine resumes from it', async () => {
+    const compactions = events.filter((e): e is StoredEvent<'context.compacted'> => e.type === 'context.compacted');
+    const last = compactions.at(-1)!;
+    const cp = await t.platform.checkpoints.latest(last.runId!);
+    const ref = cp!.state.context!;
+    expect(ref).toMatchObject({
+      compactionId: last.data.compactionId,
+      coveredThroughSequence: last.data.coveredThroughSequence,
+      workingState: last.data.workingState,
+    });
+    expect(ref.readAfterSequence).toBeGreaterThan(0);
+    expect(ref.readAfterSequence).toBeLessThan(last.sequence);
+    // Bounded: a reference, not the summary or the history.
+    expect(JSON.stringify(cp!.state)).not.toContain(JSON.stringify(last.data.summary));
+
+    // Another worker (a fresh engine over the real event store) resumes the run from the checkpoint.
+    const from: number[] = [];
+    const store = t.platform.store;
+    const fresh = new ContextEngine({
+      listAfter: (sessionId, sequence, principal, limit) => {
+        from.push(sequence);
+        return store.listAfter(sessionId, sequence, principal, limit);
+      },
+    });
+    const run = (await t.platform.runs.get(last.runId!, null))!;
+    const built = await fresh.build({
+      ...inputs(last.runId!, run.userMessageId, { step: cp!.state.step + 1 }),
+      sessionId: last.sessionId,
+      model: { provider: 'anthropic', model: 'claude-sonnet-4-6', contextLimit: 7000 },
+      resume: ref,
+    });
+    expect(from).toEqual([ref.readAfterSequence]);
+    const first = built.request.conversation[0];
+    expect(first.kind === 'user' && first.messageId).toBe(`context-summary-${ref.compactionId}`);
+    expect(built.request.conversation.some((c) => c.kind === 'user' && c.messageId === run.userMessageId)).toBe(true);
+    expect(built.checkpoint?.compactionId).toBe(ref.compactionId);
   });
 });
 

@@ -1,4 +1,22 @@
+import type { WorkingState } from '../context/working-state';
 import type { ProviderReasoningItem, ToolCallItem } from '../conversation/items';
+
+/**
+ * The run's reference to the latest compaction in force (issue #11 items 5-6; ADR 0017): a fresh
+ * context engine resuming the run folds the session log only after `readAfterSequence` (which the
+ * `context.compacted` event itself follows) instead of from the start. Bounded in size: ids,
+ * sequences and the working state (capped by the allocator), never the summary or the history.
+ */
+export interface ContextCheckpointRef {
+  /** The `compactionId` of the `context.compacted` event. */
+  readonly compactionId: string;
+  /** The last session sequence the summary replaces. */
+  readonly coveredThroughSequence: number;
+  /** Where a restored fold starts reading: ≤ the covered sequence and before the run's user message. */
+  readonly readAfterSequence: number;
+  /** The working state in force at the build that wrote this reference. */
+  readonly workingState: WorkingState;
+}
 
 /**
  * What a checkpoint stores (ARCHITECTURE.md §6): references into the event log plus what events
@@ -20,6 +38,8 @@ export interface CheckpointState {
    * the checkpoint row's `last_event_sequence` (written atomically with the events it follows).
    */
   readonly conversationRange: { readonly fromSequence: number };
+  /** The latest compaction of the session as of this run's last build; absent when none. */
+  readonly context?: ContextCheckpointRef | null;
 }
 
 export interface StoredCheckpoint {
