@@ -154,7 +154,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     // sandbox.run_command: a client of the execution service `agent sandboxd` (docs/sandbox.md).
     const sandbox = wireSandbox(settings, { artifacts, log });
     registry.register(sandbox.tool);
-    mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy);
+    mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy, telemetry.metrics);
     await registerMcpTools(mcp, agentFiles, registry, log);
     // Skills: a refused package is logged with its reasons and not offered (agent skills validate).
     const skillPackages = loadSkillPackages(process.env.SKILLS_DIR || path.join(settings.configDir, 'skills'));
