@@ -2,11 +2,20 @@ import type { McpAdmin } from '../api/mcp.controller';
 import type { Platform } from './platform';
 
 /** Binds the operator routes (McpController) to the platform's MCP hub and grant store. */
-export function mcpAdminFor(platform: Pick<Platform, 'mcp' | 'mcpGrants'>): McpAdmin {
+export function mcpAdminFor(platform: Pick<Platform, 'mcp' | 'mcpGrants' | 'mcpControl' | 'log'>): McpAdmin {
   return {
     status: () => platform.mcp.status(),
     has: (id) => platform.mcp.has(id),
-    control: (id, action) => platform.mcp.control(id, action),
+    // Applied here, then broadcast so every other process (e.g. the worker of `agent start`) applies it too.
+    control: async (id, action) => {
+      const report = await platform.mcp.control(id, action);
+      await platform.mcpControl
+        .broadcast(id, action)
+        .catch((e: unknown) =>
+          platform.log.warn('mcp operator action not broadcast', { server: id, error: String(e) }),
+        );
+      return report;
+    },
     getGrant: (principal, agentId, serverId) => platform.mcpGrants.get(principal, agentId, serverId),
     replaceGrant: (principal, agentId, serverId, grant) =>
       platform.mcpGrants.replace(principal, agentId, serverId, grant),

@@ -11,6 +11,7 @@ import { connectDatabase, migrateToLatest, type DatabaseHandle } from '../adapte
 import { Database } from '../adapters/postgres/database';
 import { PgEventStore } from '../adapters/postgres/event-store/pg-event-store';
 import { PgListenWakeup } from '../adapters/postgres/notify/pg-listen-wakeup';
+import { PgMcpControl } from '../adapters/postgres/notify/pg-mcp-control';
 import {
   rebuildProjections,
   type RebuildOptions,
@@ -77,6 +78,8 @@ export interface Platform {
   readonly skills: SkillSource;
   /** Operator grants of MCP servers to agents, audited as events (docs/mcp.md). */
   readonly mcpGrants: PgMcpGrants;
+  /** Operator MCP actions broadcast to every process (NOTIFY agent_mcp_control; docs/mcp.md). */
+  readonly mcpControl: PgMcpControl;
   /** Trajectory export, consent records and export jobs (plan §31, docs/trajectories.md). */
   readonly trajectories: Trajectories;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
@@ -128,6 +131,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     ? { url: opts.databaseUrl, embedded: null, close: async () => undefined }
     : await connectDatabase({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, log: (l) => log.info(l) });
   let mcp: McpHub | null = null;
+  let mcpControl: PgMcpControl | null = null;
   try {
     if (opts.migrate !== false) await migrateToLatest(handle.url);
     const db = new Database(handle.url, opts.poolSize ?? 10);
@@ -155,8 +159,11 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     // sandbox.run_command: a client of the execution service `agent sandboxd` (docs/sandbox.md).
     const sandbox = wireSandbox(settings, { artifacts, log });
     registry.register(sandbox.tool);
-    mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy);
+    mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy, telemetry.metrics);
     await registerMcpTools(mcp, agentFiles, registry, log);
+    // Operator start/stop/restart taken by another process (the API) reach this one's supervisors too.
+    mcpControl = new PgMcpControl(handle.url, db, log);
+    if (mcp.serverIds.length > 0) await mcpControl.listen(mcp);
     // Skills: a refused package is logged with its reasons and not offered (agent skills validate).
     const skillPackages = loadSkillPackages(process.env.SKILLS_DIR || path.join(settings.configDir, 'skills'));
     for (const r of skillPackages.refused) log.warn('skill package refused', { dir: r.dir, reasons: r.reasons });
@@ -232,6 +239,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       artifacts,
       mcp,
       mcpGrants: new PgMcpGrants(db, store, agents, clock),
+      mcpControl,
       trajectories,
       skills,
       toolRecords,
@@ -289,6 +297,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       rebuildProjections: (o) => rebuildProjections(db, o),
       listen: (channel) => new PgListenWakeup(handle.url, log, channel),
       async close() {
+        await mcpControl?.close();
         await mcp?.close();
         await sandbox.close();
         await trajectories.jobs.drain();
@@ -300,6 +309,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       },
     };
   } catch (e) {
+    await mcpControl?.close();
     await mcp?.close();
     await handle.close();
     throw e;

@@ -6,4 +6,11 @@ export interface AgentCatalog {
   current(agentId: string): Promise<AgentSpec | null>;
   /** A specific persisted version (a run always uses the version its session was created with). */
   get(agentId: string, version: number): Promise<AgentSpec | null>;
+  /**
+   * Optional split of `get` for callers that memoize versions: `getStored` is the immutable stored
+   * version, `withLive` applies what may change at run time (operator MCP grants, the model policy
+   * override). `get(id, v)` equals `withLive(getStored(id, v))`.
+   */
+  getStored?(agentId: string, version: number): Promise<AgentSpec | null>;
+  withLive?(spec: AgentSpec): Promise<AgentSpec>;
 }

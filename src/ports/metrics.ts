@@ -35,7 +35,16 @@ export interface Metrics {
   toolDuration(tool: string, status: ToolCallStatus, seconds: number): void;
   /** approval_requests_total{tool,kind}. */
   approvalRequested(tool: string, kind: string): void;
+  /** mcp_calls_total{server,status}: `ok`, or the MCP error code (`mcp_timeout`, …; a bounded set). */
+  mcpCall(server: string, status: string): void;
+  /** mcp_server_restarts_total{server}: a supervisor restarted its server (after a failure or by an operator). */
+  mcpServerRestarted(server: string): void;
+  /** mcp_server_up{server}: 1 while the server is connected and ready, else 0. */
+  mcpServerUp(server: string, up: boolean): void;
 }
+
+/** The MCP part of the port: what the MCP supervisors and tools record. */
+export type McpMetrics = Pick<Metrics, 'mcpCall' | 'mcpServerRestarted' | 'mcpServerUp'>;
 
 /** Records nothing (tests and callers that do not wire metrics). */
 export const noopMetrics: Metrics = {
@@ -47,4 +56,7 @@ export const noopMetrics: Metrics = {
   toolCall: () => undefined,
   toolDuration: () => undefined,
   approvalRequested: () => undefined,
+  mcpCall: () => undefined,
+  mcpServerRestarted: () => undefined,
+  mcpServerUp: () => undefined,
 };

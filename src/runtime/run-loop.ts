@@ -33,6 +33,7 @@ import type { SessionToolCache } from './session-tool-cache';
 import type { ToolResultArtifacts } from './tool-result-artifacts';
 import type { SkillSource } from '../ports/skills';
 import { skillEnabled } from '../tools/skills/skill-load';
+import { agentVersionMemo } from './agent-memo';
 import { LeaseScope, usageAfterResponse, type KnownCheckpoint } from './lease-scope';
 
 export interface RunLoopDeps {
@@ -108,8 +109,7 @@ export class RunLoop {
   ) {
     this.telemetry = new RunTelemetry(deps.metrics ?? noopMetrics, deps.runs, () => deps.clock.nowMs());
     this.context = deps.context ?? new ContextEngine(deps.store, { log: deps.log });
-    // Not memoized: operator MCP grants (agent_mcp_grants) overlay every version of an agent at read time.
-    this.agents = deps.agents;
+    this.agents = agentVersionMemo(deps.agents);
     this.pipeline = new ToolPipeline({
       telemetry: this.telemetry,
       registry: deps.registry,

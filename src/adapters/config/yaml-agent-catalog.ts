@@ -212,8 +212,19 @@ export class YamlAgentCatalog implements AgentCatalog {
   }
 
   async get(agentId: string, version: number): Promise<AgentSpec | null> {
+    const spec = await this.getStored(agentId, version);
+    return spec ? this.withOverride(spec) : null;
+  }
+
+  /** The stored version without the run-time overlay (memoizable: a stored version never changes). */
+  async getStored(agentId: string, version: number): Promise<AgentSpec | null> {
     const r = await this.db.query('SELECT * FROM agents WHERE id = $1 AND version = $2', [agentId, version]);
-    return r.rows[0] ? this.withOverride(toSpec(r.rows[0])) : null;
+    return r.rows[0] ? toSpec(r.rows[0]) : null;
+  }
+
+  /** Operator MCP grants and the model policy override, read now. */
+  withLive(spec: AgentSpec): Promise<AgentSpec> {
+    return this.withOverride(spec);
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Logger } from '../../ports/logger';
+import { noopMetrics, type McpMetrics } from '../../ports/metrics';
 import type { Tool } from '../../ports/tool';
 import type { McpConfig } from './mcp-config';
 import { mapTools } from './mcp-tools';
@@ -37,9 +38,10 @@ export class McpHub {
     readonly config: McpConfig,
     private readonly log: Logger,
     policy: RestartPolicy = DEFAULT_RESTART_POLICY,
+    metrics: McpMetrics = noopMetrics,
   ) {
     for (const s of config.servers) {
-      const sup = new McpServerSupervisor(s, log, policy);
+      const sup = new McpServerSupervisor(s, log, policy, Date.now, metrics);
       sup.onToolsChanged = () => {
         // Only servers someone discovered (granted to an agent) are re-discovered.
         if (!this.discovered.has(s.id)) return;

@@ -60,6 +60,10 @@ export class McpTool implements Tool {
   }
 
   async execute(args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult> {
+    return recorded(this.supervisor, await this.call(args, ctx));
+  }
+
+  private async call(args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult> {
     const serverId = this.supervisor.config.id;
     try {
       const raw = await this.supervisor.callTool(this.mcpName, args, ctx.signal, this.spec.timeoutSeconds * 1000);
@@ -128,6 +132,12 @@ export class McpTool implements Tool {
       };
     }
   }
+}
+
+/** mcp_calls_total{server,status}: `ok`, or the call's MCP error code. */
+function recorded(supervisor: McpServerSupervisor, result: ToolResult): ToolResult {
+  supervisor.metrics.mcpCall(supervisor.config.id, result.ok ? 'ok' : result.errorCode);
+  return result;
 }
 
 function textOf(content: unknown[]): string {
@@ -199,6 +209,10 @@ export class McpResourceTool implements Tool {
   }
 
   async execute(args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult> {
+    return recorded(this.supervisor, await this.read(args, ctx));
+  }
+
+  private async read(args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult> {
     const server = this.supervisor.config;
     const uri = String(args.uri);
     try {

@@ -3,6 +3,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../ports/logger';
+import { noopMetrics, type McpMetrics } from '../../ports/metrics';
 import type { McpServerConfig } from './mcp-config';
 import { ObservedTransport } from './observed-transport';
 import { redactCredentials } from './redact';
@@ -92,7 +93,11 @@ export class McpServerSupervisor {
     private readonly log: Logger,
     private readonly policy: RestartPolicy = DEFAULT_RESTART_POLICY,
     private readonly now: () => number = Date.now,
-  ) {}
+    /** mcp_calls_total (recorded by the tools), restarts and mcp_server_up (recorded here). */
+    readonly metrics: McpMetrics = noopMetrics,
+  ) {
+    metrics.mcpServerUp(config.id, false);
+  }
 
   status(): ServerStatus {
     return {
@@ -247,12 +252,14 @@ export class McpServerSupervisor {
   async restart(): Promise<void> {
     await this.stop();
     this.restarts++;
+    this.metrics.mcpServerRestarted(this.config.id);
     await this.start();
   }
 
   /** Stops the server (platform shutdown or operator stop); calls then fail fast until `start`. */
   async stop(): Promise<void> {
     this.state = 'stopped';
+    this.metrics.mcpServerUp(this.config.id, false);
     this.generation++;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -338,6 +345,7 @@ export class McpServerSupervisor {
     }
     this.client = client;
     this.state = 'ready';
+    this.metrics.mcpServerUp(this.config.id, true);
     this.log.info('mcp server ready', {
       server: this.config.id,
       transport: this.config.transport,
@@ -374,6 +382,7 @@ export class McpServerSupervisor {
   private onFailure(generation: number): void {
     if (generation !== this.generation || this.state === 'stopped') return;
     this.generation++; // stale transports are detached: their late callbacks are ignored
+    this.metrics.mcpServerUp(this.config.id, false);
     const t = this.now();
     this.failures = [...this.failures.filter((f) => t - f < this.policy.windowMs), t];
     if (this.failures.length > this.policy.maxRestarts) {
@@ -393,6 +402,7 @@ export class McpServerSupervisor {
       this.timer = null;
       if (this.state !== 'backoff') return;
       this.restarts++;
+      this.metrics.mcpServerRestarted(this.config.id);
       this.launch().then(
         () => this.onToolsChanged?.(), // re-discover: the restarted server may offer other tools
         () => undefined, // a failed restart schedules the next one itself

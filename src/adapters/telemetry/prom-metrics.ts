@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Metrics, ModelCallSample, RunEndStatus, ToolCallStatus } from '../../ports/metrics';
 
 /** Seconds: model calls and runs take from milliseconds (demo) to minutes (reasoning models). */
@@ -70,6 +70,20 @@ export class PromMetrics implements Metrics {
     'kind',
   ]);
 
+  private readonly mcpCalls = this.counter('mcp_calls_total', 'MCP tool and resource calls, by server and status', [
+    'server',
+    'status',
+  ]);
+  private readonly mcpRestarts = this.counter('mcp_server_restarts_total', 'MCP server restarts, by server', [
+    'server',
+  ]);
+  private readonly mcpUp = new Gauge({
+    name: 'mcp_server_up',
+    help: 'Whether the MCP server is connected and ready (1) or not (0), by server',
+    labelNames: ['server'],
+    registers: [this.registry],
+  });
+
   private counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {
     return new Counter({ name, help, labelNames, registers: [this.registry] });
   }
@@ -115,6 +129,18 @@ export class PromMetrics implements Metrics {
 
   approvalRequested(tool: string, kind: string): void {
     this.approvals.inc({ tool, kind });
+  }
+
+  mcpCall(server: string, status: string): void {
+    this.mcpCalls.inc({ server, status });
+  }
+
+  mcpServerRestarted(server: string): void {
+    this.mcpRestarts.inc({ server });
+  }
+
+  mcpServerUp(server: string, up: boolean): void {
+    this.mcpUp.set({ server }, up ? 1 : 0);
   }
 
   /** The Prometheus text exposition of this registry. */
