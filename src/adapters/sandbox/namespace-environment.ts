@@ -51,8 +51,23 @@ interface LiveEnv {
   destroyed: boolean;
 }
 
-const SANDBOX_UID = 1000;
-const SANDBOX_GID = 1000;
+/**
+ * In-sandbox root, mapped to an unprivileged host uid, with every capability dropped before the
+ * command runs: uid 0 is the only uid bubblewrap maps that may take the namespace's loopback down
+ * first (plan §28: no interfaces but a downed loopback). Nothing it runs keeps a capability.
+ */
+const SANDBOX_UID = 0;
+const SANDBOX_GID = 0;
+/** Where Debian puts `ip` (iproute2) and `setpriv` (util-linux); the first that exists is used. */
+const IP_PATHS = ['/usr/sbin/ip', '/usr/bin/ip', '/sbin/ip', '/bin/ip'];
+const SETPRIV_PATH = '/usr/bin/setpriv';
+/**
+ * Runs first inside the sandbox: take the loopback down, then drop every capability (bounding,
+ * inheritable, ambient; no new privileges) and exec the command. Fails closed when it cannot.
+ */
+const SANDBOX_INIT =
+  '"$0" link set lo down || { echo "sandbox: could not take the loopback interface down" >&2; exit 125; }; ' +
+  `exec ${SETPRIV_PATH} --inh-caps=-all --ambient-caps=-all --bounding-set=-all --no-new-privs -- "$@"`;
 const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
 
 /** Files of /etc a program needs to load and run; nothing that names a secret. */
@@ -75,6 +90,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   private readonly envs = new Map<string, LiveEnv>();
   private readonly bwrap: string;
   private readonly prlimit: string;
+  private ipPath: string | undefined;
   private readonly asRoot: boolean;
   private readonly usedSlots = new Set<number>();
   private nextSlot = 0;
@@ -89,12 +105,13 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
 
   /** Throws a clear error when bubblewrap or prlimit is missing or cannot create namespaces here. */
   async selfCheck(): Promise<void> {
-    for (const bin of [this.bwrap, this.prlimit]) {
+    this.ipPath = await firstExecutable(IP_PATHS);
+    for (const bin of [this.bwrap, this.prlimit, SETPRIV_PATH, this.ipPath ?? IP_PATHS[0]]) {
       try {
         await fs.promises.access(bin, fs.constants.X_OK);
       } catch {
         throw new Error(
-          `${bin} is not installed or not executable; the namespace sandbox needs Debian's bubblewrap and util-linux (apt-get install -y bubblewrap)`,
+          `${bin} is not installed or not executable; the namespace sandbox needs Debian's bubblewrap and util-linux (apt-get install -y bubblewrap), util-linux (setpriv, prlimit) and iproute2 (ip)`,
         );
       }
     }
@@ -259,8 +276,8 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       env.dir,
       fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW,
     );
-    const passwd = `root:x:0:0:root:/:/usr/sbin/nologin\nsandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
-    const group = `root:x:0:\nsandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
+    const passwd = `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox (no capabilities, unprivileged on the host):/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+    const group = `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
     const vars: Record<string, string> = {
       PATH: BASE_PATH,
       HOME: '/workspace',
@@ -278,6 +295,11 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       '--new-session',
       '--cap-drop',
       'ALL',
+      // Only for SANDBOX_INIT, which takes the loopback down and then drops both before the command.
+      '--cap-add',
+      'CAP_NET_ADMIN',
+      '--cap-add',
+      'CAP_SETPCAP',
       '--hostname',
       'sandbox',
       '--uid',
@@ -307,6 +329,10 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       '--clearenv',
       ...Object.entries(vars).flatMap(([k, v]) => ['--setenv', k, v]),
       '--',
+      '/bin/sh',
+      '-c',
+      SANDBOX_INIT,
+      this.ipPath ?? IP_PATHS[0],
       this.prlimit,
       `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
       `--as=${limits.memoryBytes}`,
@@ -414,4 +440,17 @@ function writeTemp(content: string): number {
   const fd = fs.openSync(p, 'r');
   fs.rmSync(path.dirname(p), { recursive: true, force: true });
   return fd;
+}
+
+async function firstExecutable(paths: readonly string[]): Promise<string | undefined> {
+  for (const p of paths) {
+    if (
+      await fs.promises.access(p, fs.constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return p;
+  }
+  return undefined;
 }

@@ -186,10 +186,30 @@ d('the namespace sandbox isolates', () => {
     delete process.env.OPENAI_API_KEY;
   });
 
+  it('has no capability and a downed loopback that it cannot bring up', async () => {
+    const h = await env();
+    const caps = await run(['/bin/sh', '-c', 'grep -E "^Cap(Inh|Prm|Eff|Bnd|Amb)" /proc/self/status'], h);
+    expect(text(caps.stdout).trim().split('\n')).toEqual([
+      'CapInh:\t0000000000000000',
+      'CapPrm:\t0000000000000000',
+      'CapEff:\t0000000000000000',
+      'CapBnd:\t0000000000000000',
+      'CapAmb:\t0000000000000000',
+    ]);
+    const ip = fs.existsSync('/usr/sbin/ip') ? '/usr/sbin/ip' : '/usr/bin/ip';
+    const link = await run([ip, '-o', 'link', 'show'], h);
+    const lines = text(link.stdout).trim().split('\n');
+    expect(lines).toHaveLength(1); // no interface but the loopback
+    expect(lines[0]).toMatch(/^1: lo: <LOOPBACK>.*state DOWN/);
+    const up = await run([ip, 'link', 'set', 'lo', 'up'], h);
+    expect(up.exitCode).not.toBe(0);
+    expect(text(up.stderr)).toMatch(/Operation not permitted/);
+  });
+
   it('runs as an unprivileged uid on the host', async () => {
     const h = await env();
     const r = await run(['python3', '-c', 'import os\nprint(os.getuid())\nopen("mine.txt", "w").write("x")'], h);
-    expect(text(r.stdout)).toBe('1000\n');
+    expect(text(r.stdout)).toBe('0\n'); // in-sandbox root, without a single capability (next test)
     const st = fs.statSync(path.join(dir, 'sandboxes', h.id, 'mine.txt'));
     expect(st.uid).not.toBe(0);
     // Run as root, the service gives each environment its own uid from a pool (200000+); otherwise
