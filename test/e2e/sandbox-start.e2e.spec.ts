@@ -61,6 +61,15 @@ d('npm start with the execution service', () => {
       ).catch((e: Error) => {
         throw new Error(`${e.message}\n${proc.output()}`);
       });
+      // The API does not wait for sandboxd (only the worker does), so ready can come first.
+      await waitFor(
+        'sandboxd listening',
+        async () => proc.output().includes('sandboxd (namespace) listening'),
+        60_000,
+        100,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}\n${proc.output()}`);
+      });
       expect(proc.output()).toContain('sandboxd (namespace) listening');
       const daemons = sandboxdPids(dataDir);
       expect(daemons).toHaveLength(1);
