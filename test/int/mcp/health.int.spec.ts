@@ -90,6 +90,15 @@ describe('MCP health checks: supervisor', () => {
         } catch {
           // already gone (the supervisor's close escalates to SIGKILL)
         }
+        const old = stopped;
+        await until('old child gone', () => {
+          try {
+            process.kill(old, 0);
+            return null;
+          } catch {
+            return true;
+          }
+        });
       }
     }
   }, 60_000);
