@@ -70,6 +70,10 @@ export interface McpServerConfig {
   readonly protocolVersion: string | null;
   readonly startupTimeoutMs: number;
   readonly callTimeoutSeconds: number;
+  /** Health ping period while ready (`health_interval_seconds`, default 30 s); 0 disables the pings. */
+  readonly healthIntervalMs: number;
+  /** How long one health ping may take before the server counts as failed (`health_timeout_seconds`, default 5 s). */
+  readonly healthTimeoutMs: number;
   readonly maxOutputBytes: number;
   /** Server-wide classification; null when the operator gave none (tools then default to UNCLASSIFIED). */
   readonly classification: McpClassification | null;
@@ -138,6 +142,8 @@ const serverSchema = {
     protocol_version: { enum: MCP_PROTOCOL_VERSIONS },
     startup_timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 300 },
     call_timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
+    health_interval_seconds: { type: 'number', minimum: 0, maximum: 86400 },
+    health_timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 300 },
     max_output_bytes: { type: 'integer', minimum: 256, maximum: 16777216 },
     classification: classificationSchema,
     tools: { type: 'object', additionalProperties: classificationSchema },
@@ -226,6 +232,8 @@ export function parseMcpConfig(
       protocol_version?: string;
       startup_timeout_seconds?: number;
       call_timeout_seconds?: number;
+      health_interval_seconds?: number;
+      health_timeout_seconds?: number;
       max_output_bytes?: number;
       classification?: RawClassification;
       tools?: Record<string, RawClassification>;
@@ -256,6 +264,8 @@ export function parseMcpConfig(
       protocolVersion: s.protocol_version ?? null,
       startupTimeoutMs: Math.round((s.startup_timeout_seconds ?? 20) * 1000),
       callTimeoutSeconds: s.call_timeout_seconds ?? 30,
+      healthIntervalMs: Math.round((s.health_interval_seconds ?? 30) * 1000),
+      healthTimeoutMs: Math.round((s.health_timeout_seconds ?? 5) * 1000),
       maxOutputBytes: s.max_output_bytes ?? 65_536,
       classification: classification(s.classification),
       tools,

@@ -86,6 +86,8 @@ export class McpServerSupervisor {
   private restarts = 0;
   private lastError: string | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** The next health ping while ready (unref'd; cleared on stop and on failure). */
+  private healthTimer: NodeJS.Timeout | null = null;
   private generation = 0;
 
   constructor(
@@ -263,6 +265,7 @@ export class McpServerSupervisor {
     this.generation++;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.clearHealth();
     await this.detach();
   }
 
@@ -353,7 +356,43 @@ export class McpServerSupervisor {
       protocolVersion: transport.negotiatedVersion,
       restarts: this.restarts,
     });
+    this.scheduleHealth(generation, client);
     return client;
+  }
+
+  /**
+   * Health check while ready: every `healthIntervalMs` one `ping` bounded by `healthTimeoutMs`. A ping
+   * that fails or times out (a hung or stopped child, a dead HTTP server) is treated like a crash:
+   * the connection is detached and the server goes through the same restart-with-backoff path.
+   */
+  private scheduleHealth(generation: number, client: Client): void {
+    this.clearHealth();
+    if (this.config.healthIntervalMs <= 0) return;
+    this.healthTimer = setTimeout(() => {
+      this.healthTimer = null;
+      if (generation !== this.generation || this.state !== 'ready') return;
+      client.ping({ timeout: this.config.healthTimeoutMs }).then(
+        () => {
+          if (generation === this.generation && this.state === 'ready') this.scheduleHealth(generation, client);
+        },
+        (e: unknown) => void this.onHealthFailure(generation, e),
+      );
+    }, this.config.healthIntervalMs);
+    this.healthTimer.unref();
+  }
+
+  private clearHealth(): void {
+    if (this.healthTimer) clearTimeout(this.healthTimer);
+    this.healthTimer = null;
+  }
+
+  private async onHealthFailure(generation: number, e: unknown): Promise<void> {
+    if (generation !== this.generation || this.state !== 'ready') return;
+    const reason = e instanceof Error ? e.message : String(e);
+    this.lastError = `health check failed: ${redactCredentials(reason, this.config)}`.slice(0, 500);
+    this.log.warn('mcp health check failed', { server: this.config.id, error: this.lastError });
+    this.onFailure(generation); // bumps the generation: the transport is stale, its late callbacks are ignored
+    await this.detach();
   }
 
   /**
@@ -381,6 +420,7 @@ export class McpServerSupervisor {
 
   private onFailure(generation: number): void {
     if (generation !== this.generation || this.state === 'stopped') return;
+    this.clearHealth();
     this.generation++; // stale transports are detached: their late callbacks are ignored
     this.metrics.mcpServerUp(this.config.id, false);
     const t = this.now();
