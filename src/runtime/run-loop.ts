@@ -11,7 +11,7 @@ import type { RunClaim, RunRecord } from '../domain/run/run';
 import { isTerminal } from '../domain/run/status';
 import { priceModelCall, totalInputTokens } from '../domain/run/usage';
 import { withProviderContinuation } from '../context/context-builder';
-import { ContextEngine, type BuiltContext } from '../context/engine';
+import { ContextEngine, type BuiltContext, type ContextBuildInputs } from '../context/engine';
 import type { AgentCatalog } from '../ports/agent-catalog';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { EventStore } from '../ports/event-store';
@@ -358,23 +358,23 @@ export class RunLoop {
         // The context engine reads only what the session log gained since its last build (plan §11, §27.4).
         let built: BuiltContext;
         try {
-          built = await this.telemetry.contextBuild(step, () =>
-            this.context.build({
-              sessionId: claim.sessionId,
-              agent: { ...agent, modelPolicy: run!.modelPolicy },
-              principal,
-              runId: claim.runId,
-              userMessageId: run!.userMessageId,
-              step,
-              tools: toolSpecs,
-              nowIso: deps.clock.nowIso(),
-              attemptId,
-              model: route.model,
-              newId: () => deps.ids.uuid(),
-              skills: deps.skills ? skills : undefined,
-              resume: lease.checkpoint?.state.context ?? null,
-            }),
-          );
+          // Read here, where `run` is narrowed; the span only wraps the build itself.
+          const inputs: ContextBuildInputs = {
+            sessionId: claim.sessionId,
+            agent: { ...agent, modelPolicy: run.modelPolicy },
+            principal,
+            runId: claim.runId,
+            userMessageId: run.userMessageId,
+            step,
+            tools: toolSpecs,
+            nowIso: deps.clock.nowIso(),
+            attemptId,
+            model: route.model,
+            newId: () => deps.ids.uuid(),
+            skills: deps.skills ? skills : undefined,
+            resume: lease.checkpoint?.state.context ?? null,
+          };
+          built = await this.telemetry.contextBuild(step, () => this.context.build(inputs));
           if (built.checkpoint) this.contextRefs.set(claim, built.checkpoint);
         } catch (e) {
           if (!(e instanceof ContextOverflow || e instanceof ContextBuildError)) throw e;

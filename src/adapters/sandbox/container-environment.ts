@@ -12,7 +12,7 @@ import type {
 } from '../../ports/execution-environment';
 import { ExecutionRequestError } from '../../ports/execution-environment';
 import { checkArgv, checkEnv, normalizeRelativeDir } from '../../domain/sandbox/request-checks';
-import { classify, runLauncher } from './process-runner';
+import { classify, executionResult, runLauncher } from './process-runner';
 import { changedFiles, createWorkspace, snapshot, usage, wipe } from './workspace-fs';
 
 /**
@@ -174,19 +174,13 @@ export class ContainerExecutionEnvironment implements ExecutionEnvironment {
       );
       // docker reports 137 for a SIGKILL (the memory cgroup's OOM killer when nothing else killed it).
       const c = classify(raw, true);
-      const reason = c.reason === 'exited' && c.signal === 'SIGKILL' ? 'memory' : c.reason;
+      const oom = c.reason === 'exited' && c.signal === 'SIGKILL';
       const after = await snapshot(env.dir);
-      return {
-        exitCode: c.exitCode,
-        signal: c.signal,
-        reason,
-        reasonDetail: reason === 'memory' && c.reason === 'exited' ? 'killed by the memory cgroup (OOM)' : c.detail,
-        stdout: raw.stdout,
-        stderr: raw.stderr,
-        outputTruncated: raw.outputTruncated,
-        durationMs: raw.durationMs,
-        filesChanged: await changedFiles(env.dir, before, after, command.collectChangedUpToBytes ?? 0),
-      };
+      return executionResult(
+        raw,
+        oom ? { ...c, reason: 'memory', detail: 'killed by the memory cgroup (OOM)' } : c,
+        await changedFiles(env.dir, before, after, command.collectChangedUpToBytes ?? 0),
+      );
     } finally {
       env.running.delete(controller);
       opts.signal?.removeEventListener('abort', onAbort);

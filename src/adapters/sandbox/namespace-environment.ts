@@ -12,7 +12,7 @@ import type {
 } from '../../ports/execution-environment';
 import { ExecutionRequestError } from '../../ports/execution-environment';
 import { checkArgv, checkEnv, normalizeRelativeDir } from '../../domain/sandbox/request-checks';
-import { classify, runLauncher } from './process-runner';
+import { classify, executionResult, runLauncher } from './process-runner';
 import { changedFiles, createWorkspace, snapshot, usage, wipe } from './workspace-fs';
 
 /**
@@ -375,17 +375,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       if (raw.serviceReason === null && raw.exitCode === 1 && raw.stderr.toString().startsWith('bwrap:'))
         throw new Error(`bubblewrap failed: ${raw.stderr.toString().trim().slice(0, 500)}`);
       const after = await snapshot(env.dir);
-      return {
-        exitCode: c.exitCode,
-        signal: c.signal,
-        reason: c.reason,
-        reasonDetail: c.detail,
-        stdout: raw.stdout,
-        stderr: raw.stderr,
-        outputTruncated: raw.outputTruncated,
-        durationMs: raw.durationMs,
-        filesChanged: await changedFiles(env.dir, before, after, command.collectChangedUpToBytes ?? 0),
-      };
+      return executionResult(raw, c, await changedFiles(env.dir, before, after, command.collectChangedUpToBytes ?? 0));
     } finally {
       env.running.delete(controller);
       opts.signal?.removeEventListener('abort', onAbort);

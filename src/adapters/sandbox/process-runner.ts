@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import type { ExecuteOptions, KillReason } from '../../ports/execution-environment';
+import type { ChangedFile, ExecuteOptions, ExecutionResult, KillReason } from '../../ports/execution-environment';
 
 /**
  * Runs one sandbox launcher process (bwrap, docker run, ...) under the service's own enforcement:
@@ -187,5 +187,24 @@ export function classify(
     detail: signal ? `terminated by ${signal}` : `exited with code ${exitCode}`,
     exitCode,
     signal,
+  };
+}
+
+/** The port's result: a launcher's outcome as `classify` (or an adapter's refinement of it) labelled it. */
+export function executionResult(
+  raw: RawOutcome,
+  c: ReturnType<typeof classify>,
+  filesChanged: readonly ChangedFile[],
+): ExecutionResult {
+  return {
+    exitCode: c.exitCode,
+    signal: c.signal,
+    reason: c.reason,
+    reasonDetail: c.detail,
+    stdout: raw.stdout,
+    stderr: raw.stderr,
+    outputTruncated: raw.outputTruncated,
+    durationMs: raw.durationMs,
+    filesChanged,
   };
 }
