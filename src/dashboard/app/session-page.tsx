@@ -249,6 +249,7 @@ export function SessionPage(props: { id: string }) {
     ev.preventDefault();
     // The same text keeps its key, so a retried submission can never start a second run.
     if (!draft.current || draft.current.text !== text) draft.current = { key: newKey(), text };
+    const sent = text;
     setSending(true);
     try {
       await postIdempotent(
@@ -257,7 +258,9 @@ export function SessionPage(props: { id: string }) {
         draft.current.key,
       );
       draft.current = null;
-      setText('');
+      // Clear only what was sent: the run can answer (over SSE) before this response arrives, and
+      // the next message typed meanwhile must survive.
+      setText((current) => (current === sent ? '' : current));
       setSendError(null);
     } catch (e) {
       reportAuth(e);
