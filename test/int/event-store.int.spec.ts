@@ -41,6 +41,46 @@ async function newSession(): Promise<string> {
 }
 
 describe('PgEventStore', () => {
+  it('notifies every committed append exactly once, alone (in the statement) or overlapping (after the commit), and never a refused one', async () => {
+    const listener = new Client({ connectionString: tdb.url });
+    await listener.connect();
+    const seen: { channel: string; payload: string }[] = [];
+    listener.on('notification', (n) => seen.push({ channel: n.channel, payload: n.payload ?? '' }));
+    await listener.query('LISTEN agent_events');
+    await listener.query('LISTEN run_ready');
+    try {
+      const alone = await newSession();
+      const runId = randomUUID();
+      await store.append(alone, [userMessage('alone'), runQueued(runId)], { tenantId: TENANT });
+      await expect(
+        store.append(alone, [userMessage('stale')], { tenantId: TENANT, expectedSequence: 1 }),
+      ).rejects.toBeInstanceOf(ConcurrencyConflict);
+      const overlapping = await Promise.all(Array.from({ length: 6 }, () => newSession()));
+      await Promise.all(overlapping.map((sid) => store.append(sid, [userMessage('together')], { tenantId: TENANT })));
+      const forSession = (sid: string) =>
+        seen
+          .filter((n) => n.channel === 'agent_events')
+          .map((n) => JSON.parse(n.payload) as { s: string; from: number; to: number })
+          .filter((p) => p.s === sid)
+          .map((p) => [p.from, p.to]);
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && overlapping.some((sid) => forSession(sid).length < 2))
+        await new Promise((r) => setTimeout(r, 20));
+      expect(forSession(alone)).toEqual([
+        [1, 1],
+        [2, 3],
+      ]);
+      for (const sid of overlapping)
+        expect(forSession(sid)).toEqual([
+          [1, 1],
+          [2, 2],
+        ]);
+      expect(seen.filter((n) => n.channel === 'run_ready').map((n) => n.payload)).toEqual([runId]);
+    } finally {
+      await listener.end();
+    }
+  });
+
   it('assigns per-session sequences starting at 1 and projects the session row in the same append', async () => {
     const sid = await newSession();
     const r = await store.append(sid, [userMessage('hello')], { tenantId: TENANT });

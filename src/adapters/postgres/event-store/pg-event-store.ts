@@ -44,6 +44,8 @@ export class IdempotencyKeyTaken extends ConflictError {}
 export class PgEventStore implements EventStore {
   private readonly notifier: BatchedNotifier;
   private readonly cache = new SessionStateCache();
+  /** Pool appends of this process that have started and not finished. */
+  private appendsInFlight = 0;
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -81,23 +83,36 @@ export class PgEventStore implements EventStore {
     if (events.length === 0) throw new InvalidEventPayloadError('append needs at least one event', { sessionId });
     const encoded = events.map((e, i) => ({ e, ...encodeEvent(e, i) }));
     if (q !== this.db) return (await this.tryAppend(q, sessionId, encoded, options, true, preread)).result;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const done =
-          attempt <= OPTIMISTIC_ATTEMPTS
-            ? await this.tryAppend(this.db, sessionId, encoded, options, false)
-            : await this.db.transaction(async (client) => {
-                await client.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [sessionId]);
-                return this.tryAppend(client, sessionId, encoded, options, false);
-              });
-        void this.notifier.send(done.notifications);
-        return done.result;
-      } catch (err) {
-        // Only a lost race is retried, and never when the caller pinned the expected sequence.
-        if (!(err instanceof ConcurrencyConflict) || options.expectedSequence !== undefined || attempt >= MAX_ATTEMPTS)
-          throw err;
-        if (attempt < OPTIMISTIC_ATTEMPTS) await this.clock.sleep(Math.floor(Math.random() * 3) + 1);
+    // Alone in this process: the NOTIFY rides in the statement (one round trip, nothing after the
+    // commit). With appends overlapping, it goes after the commit through the BatchedNotifier, so
+    // the committers keep sharing WAL flushes (see BatchedNotifier and ADR 0014).
+    const alone = this.appendsInFlight === 0;
+    this.appendsInFlight++;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const done =
+            attempt <= OPTIMISTIC_ATTEMPTS
+              ? await this.tryAppend(this.db, sessionId, encoded, options, alone)
+              : await this.db.transaction(async (client) => {
+                  await client.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [sessionId]);
+                  return this.tryAppend(client, sessionId, encoded, options, alone);
+                });
+          if (done.notifications.length > 0) void this.notifier.send(done.notifications);
+          return done.result;
+        } catch (err) {
+          // Only a lost race is retried, and never when the caller pinned the expected sequence.
+          if (
+            !(err instanceof ConcurrencyConflict) ||
+            options.expectedSequence !== undefined ||
+            attempt >= MAX_ATTEMPTS
+          )
+            throw err;
+          if (attempt < OPTIMISTIC_ATTEMPTS) await this.clock.sleep(Math.floor(Math.random() * 3) + 1);
+        }
       }
+    } finally {
+      this.appendsInFlight--;
     }
   }
 
