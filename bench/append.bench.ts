@@ -15,6 +15,11 @@ const TENANT = 'bench';
 /** Events in one `runLifecycle`. */
 const RUN_EVENTS = runLifecycle(0).length;
 
+/** Uncounted warm-up before each timed measurement (BENCH_WARMUP_SECONDS, default: a third of it, at least 1 s). */
+function warmupSeconds(seconds: number): number {
+  return envNumber('BENCH_WARMUP_SECONDS', Math.max(1, seconds / 3));
+}
+
 function envNumber(name: string, fallback: number): number {
   const n = Number(process.env[name]);
   return Number.isFinite(n) && n > 0 ? n : fallback;
@@ -29,17 +34,18 @@ function envNumber(name: string, fallback: number): number {
  *  3. the same with 8 sessions appending concurrently (commits can share WAL flushes);
  *  4. the projection rebuild in verify mode over everything appended (a bulk seed of whole-run
  *     appends first gives it enough events to measure).
- * Knobs: BENCH_SECONDS (per measurement, default 3), BENCH_SEED_EVENTS (default 100000).
+ * Knobs: BENCH_SECONDS (per measurement, default 5), BENCH_WARMUP_SECONDS (uncounted warm-up before
+ * each, default a third of it), BENCH_SEED_EVENTS (default 100000).
  */
 export async function runAppendBench(): Promise<void> {
-  const seconds = envNumber('BENCH_SECONDS', 3);
+  const seconds = envNumber('BENCH_SECONDS', 5);
   const seedEvents = envNumber('BENCH_SEED_EVENTS', 100_000);
   const bench = await openBenchDatabase((line) => console.error(line));
   const db = new Database(bench.url, 10);
   const store = new PgEventStore(db, systemClock);
   try {
     const settings = await serverSettings(db);
-    console.error(`measuring for ${seconds}s each…`);
+    console.error(`measuring for ${seconds}s each, after ${warmupSeconds(seconds).toFixed(1)}s of uncounted warm-up…`);
     const raw = await rawInsertRate(bench.url, seconds);
     const one = await appendRate(store, 1, seconds);
     const eight = await appendRate(store, 8, seconds);
@@ -123,10 +129,15 @@ async function rawInsertRate(url: string, seconds: number): Promise<Measurement>
       'CREATE TABLE bench_scratch (id bigserial PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',
     );
     const payload = JSON.stringify({ type: 'user.message.created', text: 'hello' });
-    return await measureFor(seconds, 1, async () => {
-      await c.query('INSERT INTO bench_scratch (payload) VALUES ($1)', [payload]);
-      return 1;
-    });
+    return await measureFor(
+      seconds,
+      1,
+      async () => {
+        await c.query('INSERT INTO bench_scratch (payload) VALUES ($1)', [payload]);
+        return 1;
+      },
+      { warmupSeconds: warmupSeconds(seconds) },
+    );
   } finally {
     await c.query('DROP TABLE IF EXISTS bench_scratch').catch(() => undefined);
     await c.end();
@@ -136,10 +147,15 @@ async function rawInsertRate(url: string, seconds: number): Promise<Measurement>
 /** Appends one event per call, each loop in its own session, walking through run lifecycles. */
 async function appendRate(store: PgEventStore, sessions: number, seconds: number): Promise<Measurement> {
   const streams = Array.from({ length: sessions }, (_, i) => new SessionStream(store, i));
-  return measureFor(seconds, sessions, async (loop) => {
-    await streams[loop].appendNext(1);
-    return 1;
-  });
+  return measureFor(
+    seconds,
+    sessions,
+    async (loop) => {
+      await streams[loop].appendNext(1);
+      return 1;
+    },
+    { warmupSeconds: warmupSeconds(seconds) },
+  );
 }
 
 /** Fills the log quickly: each append writes a whole run lifecycle (15 events), 8 sessions at a time. */
