@@ -4,11 +4,33 @@ import type { Projection, Row } from '../../../domain/projections';
 /**
  * Builds the single SQL statement that appends a batch atomically: it advances the session's
  * sequence only if it is still `expected` (optimistic concurrency, gated so nothing else is written
- * otherwise), inserts the events, upserts every touched projection row, writes the optional
- * checkpoint. One statement = one round trip and one implicit transaction. The NOTIFY is sent by the
- * store after the commit (see BatchedNotifier), or inside the statement when the append runs in a
- * caller's transaction, so it is delivered at that transaction's commit.
+ * otherwise), inserts the events, writes every touched projection row, writes the optional
+ * checkpoint. One statement = one round trip and one implicit transaction. The NOTIFY rides in the
+ * statement when the store asks for it (delivered at commit), else the store sends it after the
+ * commit (see BatchedNotifier).
+ *
+ * Two encodings of the same writes (ADR 0014):
+ *  - narrow and typed, for the common small batch (one event, a few rows): each row is its own
+ *    statement part with one typed parameter per column, and a row that already exists is a plain
+ *    UPDATE of only the columns the batch changed — no JSON record to parse, no upsert arbiter, no
+ *    unchanged column rewritten;
+ *  - JSON records (`jsonb_to_recordset` / `jsonb_populate_recordset` upserts of whole rows), for
+ *    larger batches, so the number of statement shapes stays bounded.
+ * Both write the same rows: the sequence gate guarantees the rows the batch was folded from are the
+ * rows as stored, so "only the changed columns" and "the whole row" end in the same state.
  */
+
+/** SQL type (without modifiers, so assignment still enforces lengths) of each column, by table. */
+export type ColumnTypes = ReadonlyMap<string, ReadonlyMap<string, string>>;
+
+/** One projection row the batch writes: its new state, and the stored row it replaces (if any). */
+export interface ProjectionWrite {
+  readonly projection: Projection;
+  readonly row: Row;
+  /** The row as stored before the batch; undefined when the fold created it. */
+  readonly previous: Row | undefined;
+}
+
 export interface AppendStatementInput {
   readonly sessionId: string;
   /** null when the batch creates the session (first event is session.created). */
@@ -16,8 +38,11 @@ export interface AppendStatementInput {
   /** The read-model generation the rows were read at (see GENERATION_SQL). */
   readonly generation: string;
   readonly sessionRow: Row;
+  /** The session row before the batch (undefined when creating). */
+  readonly previousSessionRow: Row | undefined;
   readonly events: readonly Record<string, unknown>[];
-  readonly projectionRows: ReadonlyMap<Projection, Row[]>;
+  /** Rows of the other projections the batch changed (not the session row). */
+  readonly projectionWrites: readonly ProjectionWrite[];
   readonly checkpoint: {
     runId: string;
     version: number;
@@ -27,107 +52,239 @@ export interface AppendStatementInput {
   } | null;
   readonly notifyPayload: string;
   readonly readyRunId: string | null;
-  /**
-   * Put the NOTIFYs inside the statement (delivered at the caller's commit). Used only when the
-   * append runs inside a caller's transaction; otherwise the store notifies after commit.
-   */
+  /** Put the NOTIFYs inside the statement (delivered at the statement's or the caller's commit). */
   readonly notifyInStatement: boolean;
+  /** Column types of the projection tables; null falls back to the JSON-record encoding. */
+  readonly columnTypes: ColumnTypes | null;
 }
+
+/** Largest batch written in the narrow encoding (events; projection rows). */
+const NARROW_MAX_EVENTS = 1;
+const NARROW_MAX_ROWS = 6;
+
+const EVENT_COLUMNS = [
+  ['session_id', 'uuid'],
+  ['run_id', 'uuid'],
+  ['sequence', 'bigint'],
+  ['event_type', 'text'],
+  ['payload_schema_version', 'integer'],
+  ['payload', 'jsonb'],
+  ['actor_type', 'text'],
+  ['actor_id', 'text'],
+  ['tenant_id', 'text'],
+  ['trace_id', 'text'],
+  ['created_at', 'timestamptz'],
+] as const;
 
 /** Statement texts by shape: the text depends only on which parts are present, never on the values. */
 const texts = new Map<string, { text: string; name: string }>();
 
 /**
  * The statement for `input`: its values, and its text and prepared-statement name, which are built
- * once per shape (creating or not, the projections touched, checkpoint, in-statement notifications)
- * and reused, so an append does not rebuild and rehash a long SQL text.
+ * once per shape and reused, so an append only computes its shape key and serializes its values.
  */
 export function buildAppendStatement(
   sessionProjection: Projection,
   input: AppendStatementInput,
 ): { text: string; name: string; values: unknown[] } {
-  const creating = input.expectedSequence === null;
-  const values: unknown[] = [JSON.stringify(input.sessionRow)];
-  if (!creating) values.push(input.sessionId, input.expectedSequence, input.generation);
-  values.push(JSON.stringify(input.events));
-  const written: Projection[] = [];
-  for (const [proj, rows] of input.projectionRows) {
-    if (proj === sessionProjection || rows.length === 0) continue;
-    written.push(proj);
-    values.push(JSON.stringify(rows));
-  }
-  const c = input.checkpoint;
-  if (c) values.push(c.runId, c.version, JSON.stringify(c.state), c.lastSequence, c.createdAt);
-  const notify = input.notifyInStatement;
-  const ready = notify && input.readyRunId !== null;
-  if (notify) values.push(input.notifyPayload);
-  if (ready) values.push(input.readyRunId);
-  const key = `${creating ? 'c' : 'u'}|${written.map((x) => x.name).join(',')}|${c ? 'k' : ''}|${notify ? 'n' : ''}${ready ? 'r' : ''}`;
-  let shape = texts.get(key);
-  if (!shape) {
-    const text = appendText(sessionProjection, creating, written, c !== null, notify, ready);
-    shape = { text, name: `agent_append_${createHash('sha1').update(text).digest('hex').slice(0, 16)}` };
-    texts.set(key, shape);
-  }
-  return { text: shape.text, name: shape.name, values };
-}
+  const b = new StatementBuilder();
+  const types = input.columnTypes;
+  const narrow =
+    types !== null &&
+    input.events.length <= NARROW_MAX_EVENTS &&
+    input.projectionWrites.length <= NARROW_MAX_ROWS &&
+    input.projectionWrites.every((w) => types.has(w.projection.table)) &&
+    types.has(sessionProjection.table);
 
-/** The SQL text of one statement shape; its placeholders follow the order `buildAppendStatement` pushes values. */
-function appendText(
-  sessionProjection: Projection,
-  creating: boolean,
-  written: readonly Projection[],
-  checkpoint: boolean,
-  notifyInStatement: boolean,
-  ready: boolean,
-): string {
-  let n = 0;
-  const p = (): string => `$${++n}`;
-  const ctes: string[] = [];
-  const sessCols = sessionProjection.columns;
-  const sessRow = p();
-  if (creating) {
-    ctes.push(
-      `seq AS (INSERT INTO sessions (${sessCols.join(', ')}) SELECT ${sessCols.join(', ')} FROM jsonb_populate_record(NULL::sessions, ${sessRow}::jsonb) RETURNING 1 AS ok)`,
+  // The session row: it owns the sequence gate.
+  if (input.expectedSequence === null) {
+    const cols = sessionProjection.columns;
+    const row = b.value(JSON.stringify(input.sessionRow));
+    b.part(
+      'sc',
+      () =>
+        `seq AS (INSERT INTO sessions (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM jsonb_populate_record(NULL::sessions, ${row()}::jsonb) RETURNING 1 AS ok)`,
+    );
+  } else if (narrow) {
+    const sessTypes = types.get(sessionProjection.table)!;
+    const changed = changedColumns(sessionProjection, input.sessionRow, input.previousSessionRow);
+    const sets = changed.map((c) => [c, b.value(sqlValue(input.sessionRow[c], sessTypes.get(c)!))] as const);
+    const id = b.value(input.sessionId);
+    const expected = b.value(input.expectedSequence);
+    const generation = b.value(input.generation);
+    b.part(
+      `su:${changed.join(',')}`,
+      () =>
+        `seq AS (UPDATE sessions s SET ${sets.map(([c, p]) => `${c} = ${p()}::${sessTypes.get(c)!}`).join(', ')} WHERE s.id = ${id()}::uuid AND s.next_event_sequence = ${expected()}::bigint AND ${GENERATION} = ${generation()}::text RETURNING 1 AS ok)`,
     );
   } else {
-    ctes.push(
-      `seq AS (UPDATE sessions s SET (${sessCols.join(', ')}) = (SELECT ${sessCols.map((c) => `r.${c}`).join(', ')} FROM jsonb_populate_record(NULL::sessions, ${sessRow}::jsonb) r) WHERE s.id = ${p()} AND s.next_event_sequence = ${p()} AND coalesce((SELECT max(rebuilt_at)::text FROM projection_watermarks), '') = ${p()} RETURNING 1 AS ok)`,
+    const cols = sessionProjection.columns;
+    const row = b.value(JSON.stringify(input.sessionRow));
+    const id = b.value(input.sessionId);
+    const expected = b.value(input.expectedSequence);
+    const generation = b.value(input.generation);
+    b.part(
+      'sj',
+      () =>
+        `seq AS (UPDATE sessions s SET (${cols.join(', ')}) = (SELECT ${cols.map((c) => `r.${c}`).join(', ')} FROM jsonb_populate_record(NULL::sessions, ${row()}::jsonb) r) WHERE s.id = ${id()}::uuid AND s.next_event_sequence = ${expected()}::bigint AND ${GENERATION} = ${generation()}::text RETURNING 1 AS ok)`,
     );
   }
-  ctes.push(`ev AS (
-    INSERT INTO events (session_id, run_id, sequence, event_type, payload_schema_version, payload, actor_type, actor_id, tenant_id, trace_id, created_at)
-    SELECT e.session_id, e.run_id, e.sequence, e.event_type, e.payload_schema_version, e.payload, e.actor_type, e.actor_id, e.tenant_id, e.trace_id, e.created_at
-    FROM jsonb_to_recordset(${p()}::jsonb) AS e(session_id uuid, run_id uuid, sequence bigint, event_type text,
-      payload_schema_version integer, payload jsonb, actor_type text, actor_id text, tenant_id text, trace_id text, created_at timestamptz)
+
+  // The events.
+  if (narrow) {
+    const e = input.events[0];
+    const ps = EVENT_COLUMNS.map(([c, t]) => [c, t, b.value(sqlValue(e[c], t))] as const);
+    b.part(
+      'e1',
+      () =>
+        `ev AS (INSERT INTO events (${EVENT_COLUMNS.map(([c]) => c).join(', ')}) SELECT ${ps.map(([, t, p]) => `${p()}::${t}`).join(', ')} WHERE EXISTS (SELECT 1 FROM seq) RETURNING id, sequence)`,
+    );
+  } else {
+    const events = b.value(JSON.stringify(input.events));
+    b.part(
+      'ej',
+      () => `ev AS (
+    INSERT INTO events (${EVENT_COLUMNS.map(([c]) => c).join(', ')})
+    SELECT ${EVENT_COLUMNS.map(([c]) => `e.${c}`).join(', ')}
+    FROM jsonb_to_recordset(${events()}::jsonb) AS e(${EVENT_COLUMNS.map(([c, t]) => `${c} ${t}`).join(', ')})
     WHERE EXISTS (SELECT 1 FROM seq)
     ORDER BY e.sequence
-    RETURNING id, sequence)`);
-  written.forEach((proj, i) => {
-    const cols = proj.columns.join(', ');
-    const conflict =
-      proj.keyColumn === null
-        ? ''
-        : ` ON CONFLICT (${proj.keyColumn}) DO UPDATE SET ${proj.columns
-            .filter((c) => c !== proj.keyColumn)
-            .map((c) => `${c} = EXCLUDED.${c}`)
-            .join(', ')}`;
-    ctes.push(
-      `p${i} AS (INSERT INTO ${proj.table} (${cols}) SELECT ${cols} FROM jsonb_populate_recordset(NULL::${proj.table}, ${p()}::jsonb) WHERE EXISTS (SELECT 1 FROM seq)${conflict})`,
-    );
-  });
-  if (checkpoint) {
-    ctes.push(
-      `ck AS (INSERT INTO checkpoints (run_id, version, state, last_event_sequence, created_at) SELECT ${p()}::uuid, ${p()}::int, ${p()}::jsonb, ${p()}::bigint, ${p()}::timestamptz WHERE EXISTS (SELECT 1 FROM seq))`,
+    RETURNING id, sequence)`,
     );
   }
-  const notify = notifyInStatement
-    ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('agent_events', ${p()}) END AS n1`
-    : '';
-  const readyNotify = ready
-    ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('run_ready', ${p()}) END AS n2`
-    : '';
-  return `WITH ${ctes.join(',\n')}
-SELECT (SELECT count(*) FROM seq)::int AS ok,
-       (SELECT coalesce(json_agg(json_build_object('id', id, 'sequence', sequence) ORDER BY sequence), '[]'::json) FROM ev) AS ids${notify}${readyNotify}`;
+
+  // The other projections' rows.
+  if (narrow) {
+    input.projectionWrites.forEach((w, i) => writeRowNarrow(b, i, w, types.get(w.projection.table)!));
+  } else {
+    const byProjection = new Map<Projection, Row[]>();
+    for (const w of input.projectionWrites) {
+      if (!byProjection.has(w.projection)) byProjection.set(w.projection, []);
+      byProjection.get(w.projection)!.push(w.row);
+    }
+    [...byProjection].forEach(([proj, rows], i) => {
+      const p = b.value(JSON.stringify(rows));
+      b.part(`pj:${proj.table}`, () => {
+        const cols = proj.columns.join(', ');
+        return `p${i} AS (INSERT INTO ${proj.table} (${cols}) SELECT ${cols} FROM jsonb_populate_recordset(NULL::${proj.table}, ${p()}::jsonb) WHERE EXISTS (SELECT 1 FROM seq)${onConflict(proj)})`;
+      });
+    });
+  }
+
+  const c = input.checkpoint;
+  if (c) {
+    const ps = [
+      b.value(c.runId),
+      b.value(c.version),
+      b.value(JSON.stringify(c.state)),
+      b.value(c.lastSequence),
+      b.value(c.createdAt),
+    ];
+    b.part(
+      'k',
+      () =>
+        `ck AS (INSERT INTO checkpoints (run_id, version, state, last_event_sequence, created_at) SELECT ${ps[0]()}::uuid, ${ps[1]()}::int, ${ps[2]()}::jsonb, ${ps[3]()}::bigint, ${ps[4]()}::timestamptz WHERE EXISTS (SELECT 1 FROM seq))`,
+    );
+  }
+
+  const notify = input.notifyInStatement ? b.value(input.notifyPayload) : null;
+  const ready = notify && input.readyRunId !== null ? b.value(input.readyRunId) : null;
+  return b.finish(
+    `${notify ? 'n' : ''}${ready ? 'r' : ''}`,
+    () => `SELECT (SELECT count(*) FROM seq)::int AS ok,
+       (SELECT coalesce(json_agg(json_build_object('id', id, 'sequence', sequence) ORDER BY sequence), '[]'::json) FROM ev) AS ids${
+         notify
+           ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('agent_events', ${notify()}::text) END AS n1`
+           : ''
+       }${ready ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('run_ready', ${ready()}::text) END AS n2` : ''}`,
+  );
+}
+
+/** One row of a keyed or insert-only projection, narrow and typed. */
+function writeRowNarrow(b: StatementBuilder, i: number, w: ProjectionWrite, types: ReadonlyMap<string, string>): void {
+  const proj = w.projection;
+  if (w.previous !== undefined && proj.keyColumn !== null) {
+    const key = proj.keyColumn;
+    const changed = changedColumns(proj, w.row, w.previous);
+    if (changed.length === 0) return;
+    const sets = changed.map((col) => [col, b.value(sqlValue(w.row[col], types.get(col)!))] as const);
+    const k = b.value(sqlValue(w.row[key], types.get(key)!));
+    b.part(
+      `pu:${proj.table}:${changed.join(',')}`,
+      () =>
+        `p${i} AS (UPDATE ${proj.table} t SET ${sets.map(([col, p]) => `${col} = ${p()}::${types.get(col)!}`).join(', ')} WHERE t.${key} = ${k()}::${types.get(key)!} AND EXISTS (SELECT 1 FROM seq))`,
+    );
+    return;
+  }
+  // A row the fold created (or an insert-only projection): insert it whole. A keyed row created by
+  // its creation event may already exist (the event was appended again after a crash); it is then
+  // replaced, as the JSON encoding's upsert does.
+  const ps = proj.columns.map((col) => b.value(sqlValue(w.row[col], types.get(col)!)));
+  b.part(
+    `pi:${proj.table}`,
+    () =>
+      `p${i} AS (INSERT INTO ${proj.table} (${proj.columns.join(', ')}) SELECT ${proj.columns.map((col, j) => `${ps[j]()}::${types.get(col)!}`).join(', ')} WHERE EXISTS (SELECT 1 FROM seq)${onConflict(proj)})`,
+  );
+}
+
+function onConflict(proj: Projection): string {
+  if (proj.keyColumn === null) return '';
+  return ` ON CONFLICT (${proj.keyColumn}) DO UPDATE SET ${proj.columns
+    .filter((c) => c !== proj.keyColumn)
+    .map((c) => `${c} = EXCLUDED.${c}`)
+    .join(', ')}`;
+}
+
+/** Columns whose value differs from the stored row (a replaced object counts as changed). */
+function changedColumns(proj: Projection, row: Row, previous: Row | undefined): string[] {
+  if (previous === undefined) return [...proj.columns];
+  return proj.columns.filter((c) => !sameValue(row[c], previous[c]));
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || ((a === null || a === undefined) && (b === null || b === undefined));
+}
+
+/** A row value as a query parameter for a column of `type`: JSON columns get JSON text. */
+function sqlValue(v: unknown, type: string): unknown {
+  if (v === undefined || v === null) return null;
+  if (type === 'jsonb' || type === 'json') return JSON.stringify(v);
+  return v;
+}
+
+/** The read-model generation as the statement re-checks it (see GENERATION_SQL). */
+const GENERATION = `coalesce((SELECT max(rebuilt_at)::text FROM projection_watermarks), '')`;
+
+/**
+ * Collects the statement's parts and values in one pass. Each part contributes a key fragment (the
+ * shape) and a text builder that is only run when that shape has not been seen yet; placeholders are
+ * numbered in the order values were added, which is the same for every statement of one shape.
+ */
+class StatementBuilder {
+  private readonly values: unknown[] = [];
+  private readonly keys: string[] = [];
+  private readonly parts: (() => string)[] = [];
+
+  /** Adds a value; the returned function renders its placeholder. */
+  value(v: unknown): () => string {
+    this.values.push(v);
+    const n = this.values.length;
+    return () => `$${n}`;
+  }
+
+  part(key: string, text: () => string): void {
+    this.keys.push(key);
+    this.parts.push(text);
+  }
+
+  finish(selectKey: string, select: () => string): { text: string; name: string; values: unknown[] } {
+    const key = `${this.keys.join('|')}|${selectKey}`;
+    let shape = texts.get(key);
+    if (!shape) {
+      const text = `WITH ${this.parts.map((p) => p()).join(',\n')}\n${select()}`;
+      shape = { text, name: `agent_append_${createHash('sha1').update(text).digest('hex').slice(0, 16)}` };
+      texts.set(key, shape);
+    }
+    return { text: shape.text, name: shape.name, values: this.values };
+  }
 }

@@ -15,7 +15,7 @@ import {
 import { pgError, type Database, type Queryable } from '../database';
 import { decodeEvent, encodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
 import { toRunRecord } from '../runs/run-row';
-import { buildAppendStatement } from './append-statement';
+import { buildAppendStatement, type ColumnTypes, type ProjectionWrite } from './append-statement';
 import { BatchedNotifier, type Notification } from '../notify/batched-notifier';
 import { SessionStateCache } from './session-state-cache';
 
@@ -46,6 +46,9 @@ export class PgEventStore implements EventStore {
   private readonly cache = new SessionStateCache();
   /** Pool appends of this process that have started and not finished. */
   private appendsInFlight = 0;
+  /** The projection tables' column types, for the narrow typed statement (null until loaded). */
+  private columnTypes: ColumnTypes | null = null;
+  private columnTypesLoading: Promise<void> | null = null;
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
@@ -152,6 +155,7 @@ export class PgEventStore implements EventStore {
           ? fromPreread(preread, sessionId, drafts)
           : undefined;
     const { state, generation } = cached ?? (await this.readState(q, sessionId, drafts));
+    if (this.columnTypes === null) await this.loadColumnTypes(q);
     try {
       const done = await this.writeBatch(
         q,
@@ -273,7 +277,9 @@ export class PgEventStore implements EventStore {
         trace_id: s.traceId,
         created_at: s.createdAt,
       })),
-      projectionRows: new Map([...changed].map(([proj, rows]) => [proj, [...rows.values()]])),
+      previousSessionRow: sessionRow,
+      projectionWrites: projectionWrites(changed, state),
+      columnTypes: this.columnTypes,
       checkpoint: options.checkpoint ? { ...options.checkpoint, lastSequence, createdAt } : null,
       notifyPayload,
       readyRunId,
@@ -343,6 +349,34 @@ export class PgEventStore implements EventStore {
       default:
         return new ConflictError(`unique constraint ${constraint ?? '?'} violated`, { sessionId, constraint });
     }
+  }
+
+  /**
+   * Reads the projection tables' column types once per store (one query for the process's life):
+   * the narrow append statement casts each parameter to its column's type. On failure the store
+   * keeps using the JSON-record statement, which needs no types.
+   */
+  private loadColumnTypes(q: Queryable): Promise<void> {
+    // On the append's own connection (inside a caller's transaction too: it may hold the pool's last
+    // client). `to_regclass` cannot fail, so the read never aborts that transaction.
+    this.columnTypesLoading ??= q
+      .query<{ tbl: string; col: string; typ: string }>(
+        `SELECT c.relname AS tbl, a.attname AS col, format_type(a.atttypid, NULL) AS typ
+           FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+          WHERE a.attrelid IN (SELECT to_regclass(t) FROM unnest($1::text[]) AS t) AND a.attnum > 0 AND NOT a.attisdropped`,
+        [PROJECTIONS.map((p) => p.table)],
+      )
+      .then((r) => {
+        const types = new Map<string, Map<string, string>>();
+        for (const { tbl, col, typ } of r.rows) {
+          if (!types.has(tbl)) types.set(tbl, new Map());
+          types.get(tbl)!.set(col, typ);
+        }
+        const complete = PROJECTIONS.every((p) => p.columns.every((c) => types.get(p.table)?.has(c)));
+        if (complete) this.columnTypes = types;
+      })
+      .catch(() => undefined);
+    return this.columnTypesLoading;
   }
 
   /** Reads every row the batch will touch, in one round trip. */
@@ -447,4 +481,17 @@ function fromPreread(
     }
   }
   return { state, generation: preread.generation };
+}
+
+/** The changed rows of every projection but the session, each with the stored row it replaces. */
+function projectionWrites(
+  changed: ReadonlyMap<Projection, ReadonlyMap<string, Row>>,
+  state: ReadonlyMap<Projection, ReadonlyMap<string, Row>>,
+): ProjectionWrite[] {
+  const writes: ProjectionWrite[] = [];
+  for (const [projection, rows] of changed) {
+    if (projection === sessionProjection) continue;
+    for (const [key, row] of rows) writes.push({ projection, row, previous: state.get(projection)?.get(key) });
+  }
+  return writes;
 }
