@@ -17,12 +17,18 @@ import { changedFiles, createWorkspace, snapshot, usage, wipe } from './workspac
 
 /**
  * The `namespace` adapter (ADR 0018): each command runs under Debian's bubblewrap in fresh user,
- * mount, PID, network, IPC, UTS and cgroup namespaces — no network (only the namespace's own
- * loopback), an unprivileged host uid, a read-only view of a fixed base filesystem (/usr and the
+ * mount, PID, network, IPC, UTS and cgroup namespaces — no network (the network namespace, made by
+ * util-linux `unshare` just before bubblewrap, has only its loopback, and that stays down), an
+ * unprivileged host uid, no capability, a read-only view of a fixed base filesystem (/usr and the
  * loader's /etc files; never /etc/shadow, the project, $HOME or another workspace), the
  * environment's workspace as the only writable mount and a size-capped tmpfs at /tmp. Limits are
  * rlimits set by `prlimit` inside the sandbox (CPU, address space, processes, file size, open
  * files) plus the service's own wall-clock kill, output cap and workspace quota probe.
+ *
+ * Per command: `unshare --map-current-user --net -- bwrap … -- prlimit … -- <command>` (three
+ * execs and bubblewrap's two forks). A network namespace made by `unshare` keeps its loopback down
+ * (bubblewrap's own `--unshare-net` would bring it up), and it belongs to the outer user namespace,
+ * so even a capability in bubblewrap's inner one could not bring `lo` up.
  *
  * This is a shared-kernel boundary: `AUTH_MODE=token` refuses it unless the operator overrides
  * (see sandbox-startup.ts); the container adapter with gVisor is the production choice.
@@ -32,6 +38,7 @@ export interface NamespaceOptions {
   readonly root: string;
   readonly bwrapPath?: string;
   readonly prlimitPath?: string;
+  readonly unsharePath?: string;
   /** Names a command may set (the allowlist of request-checks.ts plus the operator's). */
   readonly envAllowlist: readonly string[];
   /** When the service runs as root: first host uid of the per-environment pool. Default 200000. */
@@ -52,23 +59,14 @@ interface LiveEnv {
 }
 
 /**
- * In-sandbox root, mapped to an unprivileged host uid, with every capability dropped before the
- * command runs: uid 0 is the only uid bubblewrap maps that may take the namespace's loopback down
- * first (plan §28: no interfaces but a downed loopback). Nothing it runs keeps a capability.
+ * In-sandbox root of the sandbox's own user namespace, mapped to an unprivileged host uid, with no
+ * capability at all (`--cap-drop ALL`).
  */
 const SANDBOX_UID = 0;
 const SANDBOX_GID = 0;
-/** Where Debian puts `ip` (iproute2) and `setpriv` (util-linux); the first that exists is used. */
-const IP_PATHS = ['/usr/sbin/ip', '/usr/bin/ip', '/sbin/ip', '/bin/ip'];
-const SETPRIV_PATH = '/usr/bin/setpriv';
-/**
- * Runs first inside the sandbox: take the loopback down, then drop every capability (bounding,
- * inheritable, ambient; no new privileges) and exec the command. Fails closed when it cannot.
- */
-const SANDBOX_INIT =
-  '"$0" link set lo down || { echo "sandbox: could not take the loopback interface down" >&2; exit 125; }; ' +
-  `exec ${SETPRIV_PATH} --inh-caps=-all --ambient-caps=-all --bounding-set=-all --no-new-privs -- "$@"`;
 const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
+const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox (no capabilities, unprivileged on the host):/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+const GROUP = `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
 
 /** Files of /etc a program needs to load and run; nothing that names a secret. */
 const ETC_FILES = [
@@ -90,7 +88,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   private readonly envs = new Map<string, LiveEnv>();
   private readonly bwrap: string;
   private readonly prlimit: string;
-  private ipPath: string | undefined;
+  private readonly unshare: string;
   private readonly asRoot: boolean;
   private readonly usedSlots = new Set<number>();
   private nextSlot = 0;
@@ -100,18 +98,18 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   constructor(private readonly opts: NamespaceOptions) {
     this.bwrap = opts.bwrapPath ?? '/usr/bin/bwrap';
     this.prlimit = opts.prlimitPath ?? '/usr/bin/prlimit';
+    this.unshare = opts.unsharePath ?? '/usr/bin/unshare';
     this.asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   }
 
-  /** Throws a clear error when bubblewrap or prlimit is missing or cannot create namespaces here. */
+  /** Throws a clear error when bubblewrap, unshare or prlimit is missing or cannot create namespaces here. */
   async selfCheck(): Promise<void> {
-    this.ipPath = await firstExecutable(IP_PATHS);
-    for (const bin of [this.bwrap, this.prlimit, SETPRIV_PATH, this.ipPath ?? IP_PATHS[0]]) {
+    for (const bin of [this.bwrap, this.unshare, this.prlimit]) {
       try {
         await fs.promises.access(bin, fs.constants.X_OK);
       } catch {
         throw new Error(
-          `${bin} is not installed or not executable; the namespace sandbox needs Debian's bubblewrap and util-linux (apt-get install -y bubblewrap), util-linux (setpriv, prlimit) and iproute2 (ip)`,
+          `${bin} is not installed or not executable; the namespace sandbox needs Debian's bubblewrap (apt-get install -y bubblewrap) and util-linux ≥ 2.38 (unshare, prlimit)`,
         );
       }
     }
@@ -140,7 +138,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       }));
       if (r.exitCode !== 0)
         throw new Error(
-          `bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), or a parent directory of ${await this.workspaceRoot()} is not searchable (o+x) by the sandbox uid`,
+          `unshare/bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), util-linux may be older than 2.38 (unshare --map-current-user), or a parent directory of ${await this.workspaceRoot()} is not searchable (o+x) by the sandbox uid`,
         );
     } finally {
       await this.destroy(env);
@@ -230,6 +228,22 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       const p = `/etc/${f}`;
       if (await fs.promises.lstat(p).catch(() => null)) args.push('--ro-bind', p, p);
     }
+    // The synthetic /etc/passwd and /etc/group are the same for every sandbox: written once, beside
+    // the workspaces (whose parents the sandbox uid can already search), and bound read-only.
+    const etc = path.join(await this.workspaceRoot(), 'etc');
+    await fs.promises.mkdir(etc, { recursive: true, mode: 0o755 });
+    await fs.promises.chmod(etc, 0o755);
+    for (const [name, content] of [
+      ['passwd', PASSWD],
+      ['group', GROUP],
+    ] as const) {
+      const target = path.join(etc, name);
+      const tmp = `${target}.${process.pid}.${randomUUID()}`;
+      await fs.promises.writeFile(tmp, content, { mode: 0o644, flag: 'wx' });
+      await fs.promises.chmod(tmp, 0o644);
+      await fs.promises.rename(tmp, target);
+      args.push('--ro-bind', target, `/etc/${name}`);
+    }
     this.baseArgs = args;
     return args;
   }
@@ -276,8 +290,6 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       env.dir,
       fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW,
     );
-    const passwd = `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox (no capabilities, unprivileged on the host):/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
-    const group = `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
     const vars: Record<string, string> = {
       PATH: BASE_PATH,
       HOME: '/workspace',
@@ -289,17 +301,22 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     };
     const nproc = limits.maxProcesses + 2 + (await this.processesOf(env.hostUid));
     const args = [
-      '--unshare-all',
+      // A fresh user namespace mapping only the launching uid, owning a fresh network namespace
+      // whose loopback is down; bubblewrap then makes every other namespace (its own user namespace
+      // nested inside) and must not make a network namespace of its own (it would bring `lo` up).
+      '--map-current-user',
+      '--net',
+      '--',
+      this.bwrap,
       '--unshare-user',
+      '--unshare-ipc',
+      '--unshare-pid',
+      '--unshare-uts',
+      '--unshare-cgroup-try',
       '--die-with-parent',
       '--new-session',
       '--cap-drop',
       'ALL',
-      // Only for SANDBOX_INIT, which takes the loopback down and then drops both before the command.
-      '--cap-add',
-      'CAP_NET_ADMIN',
-      '--cap-add',
-      'CAP_SETPCAP',
       '--hostname',
       'sandbox',
       '--uid',
@@ -307,12 +324,6 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       '--gid',
       String(SANDBOX_GID),
       ...(await this.base()),
-      '--ro-bind-data',
-      '4',
-      '/etc/passwd',
-      '--ro-bind-data',
-      '5',
-      '/etc/group',
       '--proc',
       '/proc',
       '--dev',
@@ -329,10 +340,6 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       '--clearenv',
       ...Object.entries(vars).flatMap(([k, v]) => ['--setenv', k, v]),
       '--',
-      '/bin/sh',
-      '-c',
-      SANDBOX_INIT,
-      this.ipPath ?? IP_PATHS[0],
       this.prlimit,
       `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
       `--as=${limits.memoryBytes}`,
@@ -348,14 +355,13 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     if (opts.signal?.aborted) controller.abort();
     env.running.add(controller);
-    const dataFds = [writeTemp(passwd), writeTemp(group)];
     try {
       const raw = await runLauncher(
         {
-          file: this.bwrap,
+          file: this.unshare,
           args,
           env: {},
-          extraFds: [dirFd.fd, dataFds[0], dataFds[1]],
+          extraFds: [dirFd.fd],
           ...(this.asRoot ? { uid: env.hostUid, gid: env.hostGid } : {}),
           wallClockMs: wallSeconds * 1000,
           maxOutputBytes: limits.maxOutputBytes,
@@ -372,15 +378,14 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
         { signal: controller.signal, onOutput: opts.onOutput },
       );
       const c = classify(raw, true);
-      if (raw.serviceReason === null && raw.exitCode === 1 && raw.stderr.toString().startsWith('bwrap:'))
-        throw new Error(`bubblewrap failed: ${raw.stderr.toString().trim().slice(0, 500)}`);
+      if (raw.serviceReason === null && raw.exitCode === 1 && /^(bwrap|unshare):/.test(raw.stderr.toString()))
+        throw new Error(`the sandbox could not start: ${raw.stderr.toString().trim().slice(0, 500)}`);
       const after = await snapshot(env.dir);
       return executionResult(raw, c, await changedFiles(env.dir, before, after, command.collectChangedUpToBytes ?? 0));
     } finally {
       env.running.delete(controller);
       opts.signal?.removeEventListener('abort', onAbort);
       await dirFd.close();
-      for (const fd of dataFds) fs.closeSync(fd);
     }
   }
 
@@ -421,26 +426,4 @@ async function searchableByOthers(dir: string): Promise<boolean> {
     if (!st || (st.mode & 0o001) === 0) return false;
     if (d === path.dirname(d)) return true;
   }
-}
-
-/** An unlinked temporary file holding `content`, opened for reading (bwrap copies it into the sandbox). */
-function writeTemp(content: string): number {
-  const p = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sbx-')), 'data');
-  fs.writeFileSync(p, content, { mode: 0o644 });
-  const fd = fs.openSync(p, 'r');
-  fs.rmSync(path.dirname(p), { recursive: true, force: true });
-  return fd;
-}
-
-async function firstExecutable(paths: readonly string[]): Promise<string | undefined> {
-  for (const p of paths) {
-    if (
-      await fs.promises.access(p, fs.constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return p;
-  }
-  return undefined;
 }
