@@ -13,6 +13,7 @@ import type {
 import { ExecutionRequestError } from '../../ports/execution-environment';
 import { checkArgv, checkEnv, normalizeRelativeDir } from '../../domain/sandbox/request-checks';
 import { classify, executionResult, runLauncher } from './process-runner';
+import { BaseEtc } from './base-etc';
 import { changedFiles, createWorkspace, snapshot, usage, wipe } from './workspace-fs';
 
 /**
@@ -68,7 +69,10 @@ const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
 const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox (no capabilities, unprivileged on the host):/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 const GROUP = `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
 
-/** Files of /etc a program needs to load and run; nothing that names a secret. */
+/**
+ * Entries of /etc a program needs to load and run; nothing that names a secret. The sandbox gets a
+ * copy of them (with the synthetic passwd/group) in one read-only bind at /etc (base-etc.ts).
+ */
 const ETC_FILES = [
   'ld.so.cache',
   'ld.so.conf',
@@ -94,6 +98,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   private nextSlot = 0;
   private baseArgs: string[] | null = null;
   private rootReady: Promise<string> | null = null;
+  private etcCopy: BaseEtc | null = null;
 
   constructor(private readonly opts: NamespaceOptions) {
     this.bwrap = opts.bwrapPath ?? '/usr/bin/bwrap';
@@ -224,28 +229,13 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       if (st.isSymbolicLink()) args.push('--symlink', await fs.promises.readlink(p), p);
       else if (st.isDirectory()) args.push('--ro-bind', p, p);
     }
-    for (const f of ETC_FILES) {
-      const p = `/etc/${f}`;
-      if (await fs.promises.lstat(p).catch(() => null)) args.push('--ro-bind', p, p);
-    }
-    // The synthetic /etc/passwd and /etc/group are the same for every sandbox: written once, beside
-    // the workspaces (whose parents the sandbox uid can already search), and bound read-only.
-    const etc = path.join(await this.workspaceRoot(), 'etc');
-    await fs.promises.mkdir(etc, { recursive: true, mode: 0o755 });
-    await fs.promises.chmod(etc, 0o755);
-    for (const [name, content] of [
-      ['passwd', PASSWD],
-      ['group', GROUP],
-    ] as const) {
-      const target = path.join(etc, name);
-      const tmp = `${target}.${process.pid}.${randomUUID()}`;
-      await fs.promises.writeFile(tmp, content, { mode: 0o644, flag: 'wx' });
-      await fs.promises.chmod(tmp, 0o644);
-      await fs.promises.rename(tmp, target);
-      args.push('--ro-bind', target, `/etc/${name}`);
-    }
     this.baseArgs = args;
     return args;
+  }
+
+  private async baseEtc(): Promise<BaseEtc> {
+    this.etcCopy ??= new BaseEtc(await this.workspaceRoot(), ETC_FILES, { passwd: PASSWD, group: GROUP });
+    return this.etcCopy;
   }
 
   /** Processes the host uid already runs (non-root service: RLIMIT_NPROC counts them too). */
@@ -285,11 +275,16 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
           `${cwd.path} is not a directory in the workspace`,
         );
     }
+    const baseArgs = await this.base();
+    const nproc = limits.maxProcesses + 2 + (await this.processesOf(env.hostUid));
     const before = await snapshot(env.dir);
-    const dirFd = await fs.promises.open(
-      env.dir,
-      fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW,
-    );
+    const etc = await (await this.baseEtc()).acquire();
+    const dirFd = await fs.promises
+      .open(env.dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW)
+      .catch((e: unknown) => {
+        etc.release();
+        throw e;
+      });
     const vars: Record<string, string> = {
       PATH: BASE_PATH,
       HOME: '/workspace',
@@ -299,7 +294,6 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       ...(env.spec.env ?? {}),
       ...(command.env ?? {}),
     };
-    const nproc = limits.maxProcesses + 2 + (await this.processesOf(env.hostUid));
     const args = [
       // A fresh user namespace mapping only the launching uid, owning a fresh network namespace
       // whose loopback is down; bubblewrap then makes every other namespace (its own user namespace
@@ -323,7 +317,10 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       String(SANDBOX_UID),
       '--gid',
       String(SANDBOX_GID),
-      ...(await this.base()),
+      ...baseArgs,
+      '--ro-bind',
+      etc.dir,
+      '/etc',
       '--proc',
       '/proc',
       '--dev',
@@ -335,6 +332,16 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       '--bind-fd',
       '3',
       '/workspace',
+      // Nothing else is writable: /dev/shm is its own size-capped tmpfs, and the tmpfs bubblewrap
+      // builds the root (and /dev) on, which has no size cap, becomes read-only.
+      '--size',
+      String(limits.tmpBytes),
+      '--tmpfs',
+      '/dev/shm',
+      '--remount-ro',
+      '/dev',
+      '--remount-ro',
+      '/',
       '--chdir',
       cwd.path === '.' ? '/workspace' : `/workspace/${cwd.path}`,
       '--clearenv',
@@ -386,6 +393,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       env.running.delete(controller);
       opts.signal?.removeEventListener('abort', onAbort);
       await dirFd.close();
+      etc.release();
     }
   }
 
@@ -408,8 +416,8 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
 
   /** Leftover environment directories from a previous service process (removed at startup). */
   async removeOrphans(): Promise<number> {
-    let n = 0;
     const root = await this.workspaceRoot();
+    let n = await (await this.baseEtc()).removeOrphans();
     for (const name of await fs.promises.readdir(root).catch(() => [] as string[])) {
       if (!/^[0-9a-f-]{36}$/.test(name) || this.envs.has(name)) continue;
       await wipe(path.join(root, name)).catch(() => undefined);

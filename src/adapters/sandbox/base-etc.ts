@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * The sandbox's `/etc`: one host directory holding a copy of the few `/etc` entries a program needs
+ * to load and run (ADR 0018) plus the synthetic `passwd`/`group`, bound read-only at `/etc` in a
+ * single mount. bubblewrap pays a mount and a full `/proc/self/mountinfo` parse for every bind, so
+ * one bind instead of a dozen is a measurable part of the per-command cost.
+ *
+ * The copy follows the host: before every command the top-level sources are `lstat`ed (a few
+ * microseconds) and a changed one (ldconfig, update-alternatives and update-ca-certificates all
+ * replace files by rename, which changes the file or its directory) makes a fresh copy for the
+ * commands that start afterwards. A copy stays until no command started with it still runs.
+ * Only what any uid may read on the host is copied (files `o+r`, directories `o+rx`; modes are kept
+ * without write bits), so the sandbox sees no more than a read-only bind would show it.
+ */
+export interface EtcVersion {
+  readonly dir: string;
+  release(): void;
+}
+
+interface Built {
+  readonly dir: string;
+  readonly signature: string;
+  users: number;
+  superseded: boolean;
+}
+
+const PREFIX = '.etc-';
+const MAX_ENTRIES = 5000;
+const MAX_BYTES = 64 * 1024 * 1024;
+
+export class BaseEtc {
+  private current: Built | null = null;
+  private building: Promise<Built> | null = null;
+  private readonly mine = new Set<string>();
+
+  /**
+   * @param root directory the copies are made in (every parent searchable by the sandbox uid)
+   * @param entries paths relative to /etc, copied when present
+   * @param synthetic files written into the copy (`passwd`, `group`)
+   */
+  constructor(
+    private readonly root: string,
+    private readonly entries: readonly string[],
+    private readonly synthetic: Readonly<Record<string, string>>,
+    private readonly etc = '/etc',
+  ) {}
+
+  /** An up-to-date copy, held until `release()`. */
+  async acquire(): Promise<EtcVersion> {
+    const signature = this.signature();
+    let built = this.current;
+    if (!built || built.signature !== signature) {
+      this.building ??= this.build(signature).finally(() => (this.building = null));
+      built = await this.building;
+    }
+    built.users++;
+    let released = false;
+    return {
+      dir: built.dir,
+      release: () => {
+        if (released) return;
+        released = true;
+        built.users--;
+        this.collect(built);
+      },
+    };
+  }
+
+  /** Copies made by an earlier process in `root` (removed at service start). */
+  async removeOrphans(): Promise<number> {
+    let n = 0;
+    for (const name of await fs.promises.readdir(this.root).catch(() => [] as string[])) {
+      const p = path.join(this.root, name);
+      if (!name.startsWith(PREFIX) || this.mine.has(p)) continue;
+      await fs.promises.rm(p, { recursive: true, force: true }).catch(() => undefined);
+      n++;
+    }
+    return n;
+  }
+
+  private signature(): string {
+    return this.entries
+      .map((e) => {
+        try {
+          const st = fs.lstatSync(path.join(this.etc, e));
+          return `${e}:${st.ino}:${st.mode}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+        } catch {
+          return `${e}:-`;
+        }
+      })
+      .join('|');
+  }
+
+  private async build(signature: string): Promise<Built> {
+    if (this.current?.signature === signature) return this.current;
+    const dir = path.join(this.root, `${PREFIX}${randomUUID()}`);
+    this.mine.add(dir);
+    try {
+      await fs.promises.mkdir(dir, { mode: 0o755 });
+      await fs.promises.chmod(dir, 0o755);
+      const budget = { entries: MAX_ENTRIES, bytes: MAX_BYTES };
+      for (const e of this.entries) await copyEntry(path.join(this.etc, e), path.join(dir, e), budget);
+      for (const [name, content] of Object.entries(this.synthetic))
+        await fs.promises.writeFile(path.join(dir, name), content, { mode: 0o644, flag: 'wx' });
+      await fs.promises.chmod(dir, 0o555);
+    } catch (e) {
+      await removeTree(dir);
+      this.mine.delete(dir);
+      throw e;
+    }
+    const built: Built = { dir, signature, users: 0, superseded: false };
+    const previous = this.current;
+    this.current = built;
+    if (previous) {
+      previous.superseded = true;
+      this.collect(previous);
+    }
+    return built;
+  }
+
+  private collect(b: Built): void {
+    if (!b.superseded || b.users > 0) return;
+    this.mine.delete(b.dir);
+    void removeTree(b.dir);
+  }
+}
+
+/** Copies one entry (a file, a symlink as a symlink, or a directory tree) that others may read. */
+async function copyEntry(src: string, dest: string, budget: { entries: number; bytes: number }): Promise<void> {
+  const st = await fs.promises.lstat(src).catch(() => null);
+  if (!st || --budget.entries < 0) return;
+  await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o755 });
+  if (st.isSymbolicLink()) {
+    await fs.promises.symlink(await fs.promises.readlink(src), dest);
+  } else if (st.isDirectory()) {
+    if ((st.mode & 0o005) !== 0o005) return;
+    await fs.promises.mkdir(dest, { mode: 0o755 });
+    for (const name of await fs.promises.readdir(src))
+      await copyEntry(path.join(src, name), path.join(dest, name), budget);
+    await fs.promises.chmod(dest, st.mode & 0o555);
+  } else if (st.isFile()) {
+    if ((st.mode & 0o004) === 0) return;
+    budget.bytes -= st.size;
+    if (budget.bytes < 0) throw new Error(`${src}: the sandbox's /etc copy would exceed ${MAX_BYTES} bytes`);
+    await fs.promises.copyFile(src, dest, fs.constants.COPYFILE_EXCL);
+    await fs.promises.chmod(dest, st.mode & 0o555);
+  }
+}
+
+/** Removes a copy (its directories are read-only once built). */
+async function removeTree(dir: string): Promise<void> {
+  const fix = async (d: string): Promise<void> => {
+    await fs.promises.chmod(d, 0o755).catch(() => undefined);
+    for (const e of await fs.promises.readdir(d, { withFileTypes: true }).catch(() => [] as fs.Dirent[]))
+      if (e.isDirectory()) await fix(path.join(d, e.name));
+  };
+  await fix(dir);
+  await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+}
