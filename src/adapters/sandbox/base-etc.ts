@@ -105,7 +105,6 @@ export class BaseEtc {
       for (const e of this.entries) await copyEntry(path.join(this.etc, e), path.join(dir, e), budget);
       for (const [name, content] of Object.entries(this.synthetic))
         await fs.promises.writeFile(path.join(dir, name), content, { mode: 0o644, flag: 'wx' });
-      await fs.promises.chmod(dir, 0o555);
     } catch (e) {
       await removeTree(dir);
       this.mine.delete(dir);
@@ -140,7 +139,8 @@ async function copyEntry(src: string, dest: string, budget: { entries: number; b
     await fs.promises.mkdir(dest, { mode: 0o755 });
     for (const name of await fs.promises.readdir(src))
       await copyEntry(path.join(src, name), path.join(dest, name), budget);
-    await fs.promises.chmod(dest, st.mode & 0o555);
+    // Owner-writable, so the service (not root, maybe) can remove the copy; the bind is read-only.
+    await fs.promises.chmod(dest, (st.mode & 0o555) | 0o200);
   } else if (st.isFile()) {
     if ((st.mode & 0o004) === 0) return;
     budget.bytes -= st.size;
@@ -150,13 +150,6 @@ async function copyEntry(src: string, dest: string, budget: { entries: number; b
   }
 }
 
-/** Removes a copy (its directories are read-only once built). */
 async function removeTree(dir: string): Promise<void> {
-  const fix = async (d: string): Promise<void> => {
-    await fs.promises.chmod(d, 0o755).catch(() => undefined);
-    for (const e of await fs.promises.readdir(d, { withFileTypes: true }).catch(() => [] as fs.Dirent[]))
-      if (e.isDirectory()) await fix(path.join(d, e.name));
-  };
-  await fix(dir);
   await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined);
 }

@@ -65,6 +65,11 @@ interface LiveEnv {
  */
 const SANDBOX_UID = 0;
 const SANDBOX_GID = 0;
+/** Linux ≥ 5.14 counts RLIMIT_NPROC per user namespace (ucounts). */
+const NPROC_PER_USER_NAMESPACE = (() => {
+  const m = /^(\d+)\.(\d+)/.exec(os.release());
+  return m !== null && (Number(m[1]) > 5 || (Number(m[1]) === 5 && Number(m[2]) >= 14));
+})();
 const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
 const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox (no capabilities, unprivileged on the host):/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 const GROUP = `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
@@ -238,9 +243,13 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     return this.etcCopy;
   }
 
-  /** Processes the host uid already runs (non-root service: RLIMIT_NPROC counts them too). */
+  /**
+   * Processes the host uid already runs, when they count against the sandbox's RLIMIT_NPROC: only
+   * for a non-root service on a kernel older than 5.14. Since 5.14 the kernel counts RLIMIT_NPROC in
+   * each user namespace, so the sandbox's own namespace holds only the sandbox's processes.
+   */
   private async processesOf(uid: number): Promise<number> {
-    if (this.asRoot) return 0;
+    if (this.asRoot || NPROC_PER_USER_NAMESPACE) return 0;
     let n = 0;
     for (const name of await fs.promises.readdir('/proc').catch(() => [] as string[])) {
       if (!/^\d+$/.test(name)) continue;
@@ -279,12 +288,14 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     const nproc = limits.maxProcesses + 2 + (await this.processesOf(env.hostUid));
     const before = await snapshot(env.dir);
     const etc = await (await this.baseEtc()).acquire();
-    const dirFd = await fs.promises
-      .open(env.dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW)
-      .catch((e: unknown) => {
-        etc.release();
-        throw e;
-      });
+    let dirFd: number;
+    try {
+      // Synchronous: one open(2) of a local directory, cheaper than a thread-pool round trip.
+      dirFd = fs.openSync(env.dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
+    } catch (e) {
+      etc.release();
+      throw e;
+    }
     const vars: Record<string, string> = {
       PATH: BASE_PATH,
       HOME: '/workspace',
@@ -368,7 +379,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
           file: this.unshare,
           args,
           env: {},
-          extraFds: [dirFd.fd],
+          extraFds: [dirFd],
           ...(this.asRoot ? { uid: env.hostUid, gid: env.hostGid } : {}),
           wallClockMs: wallSeconds * 1000,
           maxOutputBytes: limits.maxOutputBytes,
@@ -392,7 +403,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     } finally {
       env.running.delete(controller);
       opts.signal?.removeEventListener('abort', onAbort);
-      await dirFd.close();
+      fs.closeSync(dirFd);
       etc.release();
     }
   }
