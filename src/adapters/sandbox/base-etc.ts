@@ -69,12 +69,14 @@ export class BaseEtc {
     };
   }
 
-  /** Copies made by an earlier process in `root` (removed at service start). */
+  /** Copies left by a process that is gone (removed at service start). */
   async removeOrphans(): Promise<number> {
     let n = 0;
     for (const name of await fs.promises.readdir(this.root).catch(() => [] as string[])) {
       const p = path.join(this.root, name);
+      const m = /^\.etc-(\d+)-/.exec(name);
       if (!name.startsWith(PREFIX) || this.mine.has(p)) continue;
+      if (m && alive(Number(m[1]))) continue; // a live process's (maybe another adapter in this one)
       await fs.promises.rm(p, { recursive: true, force: true }).catch(() => undefined);
       n++;
     }
@@ -96,7 +98,7 @@ export class BaseEtc {
 
   private async build(signature: string): Promise<Built> {
     if (this.current?.signature === signature) return this.current;
-    const dir = path.join(this.root, `${PREFIX}${randomUUID()}`);
+    const dir = path.join(this.root, `${PREFIX}${process.pid}-${randomUUID()}`);
     this.mine.add(dir);
     try {
       await fs.promises.mkdir(dir, { mode: 0o755 });
@@ -127,10 +129,21 @@ export class BaseEtc {
   }
 }
 
+/** Whether a process with this pid exists (EPERM: it does, under another uid). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Copies one entry (a file, a symlink as a symlink, or a directory tree) that others may read. */
 async function copyEntry(src: string, dest: string, budget: { entries: number; bytes: number }): Promise<void> {
   const st = await fs.promises.lstat(src).catch(() => null);
-  if (!st || --budget.entries < 0) return;
+  if (!st) return;
+  if (--budget.entries < 0) throw new Error(`${src}: the sandbox's /etc copy would exceed ${MAX_ENTRIES} entries`);
   await fs.promises.mkdir(path.dirname(dest), { recursive: true, mode: 0o755 });
   if (st.isSymbolicLink()) {
     await fs.promises.symlink(await fs.promises.readlink(src), dest);
@@ -143,10 +156,18 @@ async function copyEntry(src: string, dest: string, budget: { entries: number; b
     await fs.promises.chmod(dest, (st.mode & 0o555) | 0o200);
   } else if (st.isFile()) {
     if ((st.mode & 0o004) === 0) return;
-    budget.bytes -= st.size;
-    if (budget.bytes < 0) throw new Error(`${src}: the sandbox's /etc copy would exceed ${MAX_BYTES} bytes`);
-    await fs.promises.copyFile(src, dest, fs.constants.COPYFILE_EXCL);
-    await fs.promises.chmod(dest, st.mode & 0o555);
+    // Opened without following a link and checked again: what is copied is what was checked.
+    const h = await fs.promises.open(src, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    try {
+      const now = await h.stat();
+      if (!now.isFile() || (now.mode & 0o004) === 0) return;
+      budget.bytes -= now.size;
+      if (budget.bytes < 0) throw new Error(`${src}: the sandbox's /etc copy would exceed ${MAX_BYTES} bytes`);
+      await fs.promises.writeFile(dest, await h.readFile(), { flag: 'wx', mode: now.mode & 0o555 });
+      await fs.promises.chmod(dest, now.mode & 0o555);
+    } finally {
+      await h.close();
+    }
   }
 }
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -67,11 +68,22 @@ describe('the sandbox /etc copy', () => {
     expect(fs.existsSync(fresh.dir)).toBe(true);
   });
 
-  it("removes a previous process's copies but not its own", async () => {
-    fs.mkdirSync(path.join(root, '.etc-left-over'));
+  it("removes the copies of a process that is gone, not its own or a live process's", async () => {
+    const gone = spawnSync('/bin/true').pid!; // exited and reaped: no process has this pid now
+    fs.mkdirSync(path.join(root, `.etc-${gone}-left-over`));
+    fs.mkdirSync(path.join(root, '.etc-no-pid'));
+    fs.mkdirSync(path.join(root, `.etc-${process.ppid}-live`));
     const b = make();
     const v = await b.acquire();
-    expect(await b.removeOrphans()).toBe(1);
-    expect(copies()).toEqual([path.basename(v.dir)]);
+    expect(await b.removeOrphans()).toBe(2);
+    expect(copies().sort()).toEqual([`.etc-${process.ppid}-live`, path.basename(v.dir)].sort());
+  });
+
+  it('copies a symlink as a symlink, even one that points at a private file', async () => {
+    fs.symlinkSync(path.join(etc, 'private.conf'), path.join(etc, 'ssl', 'certs', 'link.pem'));
+    const v = await make().acquire();
+    // The link is copied as a link (dangling inside the sandbox), never as the private file's content.
+    expect(fs.lstatSync(path.join(v.dir, 'ssl', 'certs', 'link.pem')).isSymbolicLink()).toBe(true);
+    v.release();
   });
 });
