@@ -69,7 +69,7 @@ describe('the sandbox /etc copy', () => {
   });
 
   it("removes the copies of a process that is gone, not its own or a live process's", async () => {
-    const gone = spawnSync('/bin/true').pid!; // exited and reaped: no process has this pid now
+    const gone = spawnSync('/bin/true').pid; // exited and reaped: no process has this pid now
     fs.mkdirSync(path.join(root, `.etc-${gone}-left-over`));
     fs.mkdirSync(path.join(root, '.etc-no-pid'));
     fs.mkdirSync(path.join(root, `.etc-${process.ppid}-live`));
