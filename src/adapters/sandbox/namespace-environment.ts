@@ -13,16 +13,23 @@ import type {
 import { ExecutionRequestError } from '../../ports/execution-environment';
 import { checkArgv, checkEnv, normalizeRelativeDir } from '../../domain/sandbox/request-checks';
 import { classify, executionResult, runLauncher } from './process-runner';
+import { BaseEtc } from './base-etc';
 import { changedFiles, createWorkspace, snapshot, usage, wipe } from './workspace-fs';
 
 /**
  * The `namespace` adapter (ADR 0018): each command runs under Debian's bubblewrap in fresh user,
- * mount, PID, network, IPC, UTS and cgroup namespaces — no network (only the namespace's own
- * loopback), an unprivileged host uid, a read-only view of a fixed base filesystem (/usr and the
+ * mount, PID, network, IPC, UTS and cgroup namespaces — no network (the network namespace, made by
+ * util-linux `unshare` just before bubblewrap, has only its loopback, and that stays down), an
+ * unprivileged host uid, no capability, a read-only view of a fixed base filesystem (/usr and the
  * loader's /etc files; never /etc/shadow, the project, $HOME or another workspace), the
  * environment's workspace as the only writable mount and a size-capped tmpfs at /tmp. Limits are
  * rlimits set by `prlimit` inside the sandbox (CPU, address space, processes, file size, open
  * files) plus the service's own wall-clock kill, output cap and workspace quota probe.
+ *
+ * Per command: `unshare --map-current-user --net -- bwrap … -- prlimit … -- <command>` (three
+ * execs and bubblewrap's two forks). A network namespace made by `unshare` keeps its loopback down
+ * (bubblewrap's own `--unshare-net` would bring it up), and it belongs to the outer user namespace,
+ * so even a capability in bubblewrap's inner one could not bring `lo` up.
  *
  * This is a shared-kernel boundary: `AUTH_MODE=token` refuses it unless the operator overrides
  * (see sandbox-startup.ts); the container adapter with gVisor is the production choice.
@@ -32,6 +39,7 @@ export interface NamespaceOptions {
   readonly root: string;
   readonly bwrapPath?: string;
   readonly prlimitPath?: string;
+  readonly unsharePath?: string;
   /** Names a command may set (the allowlist of request-checks.ts plus the operator's). */
   readonly envAllowlist: readonly string[];
   /** When the service runs as root: first host uid of the per-environment pool. Default 200000. */
@@ -52,25 +60,24 @@ interface LiveEnv {
 }
 
 /**
- * In-sandbox root, mapped to an unprivileged host uid, with every capability dropped before the
- * command runs: uid 0 is the only uid bubblewrap maps that may take the namespace's loopback down
- * first (plan §28: no interfaces but a downed loopback). Nothing it runs keeps a capability.
+ * In-sandbox root of the sandbox's own user namespace, mapped to an unprivileged host uid, with no
+ * capability at all (`--cap-drop ALL`).
  */
 const SANDBOX_UID = 0;
 const SANDBOX_GID = 0;
-/** Where Debian puts `ip` (iproute2) and `setpriv` (util-linux); the first that exists is used. */
-const IP_PATHS = ['/usr/sbin/ip', '/usr/bin/ip', '/sbin/ip', '/bin/ip'];
-const SETPRIV_PATH = '/usr/bin/setpriv';
-/**
- * Runs first inside the sandbox: take the loopback down, then drop every capability (bounding,
- * inheritable, ambient; no new privileges) and exec the command. Fails closed when it cannot.
- */
-const SANDBOX_INIT =
-  '"$0" link set lo down || { echo "sandbox: could not take the loopback interface down" >&2; exit 125; }; ' +
-  `exec ${SETPRIV_PATH} --inh-caps=-all --ambient-caps=-all --bounding-set=-all --no-new-privs -- "$@"`;
+/** Linux ≥ 5.14 counts RLIMIT_NPROC per user namespace (ucounts). */
+const NPROC_PER_USER_NAMESPACE = (() => {
+  const m = /^(\d+)\.(\d+)/.exec(os.release());
+  return m !== null && (Number(m[1]) > 5 || (Number(m[1]) === 5 && Number(m[2]) >= 14));
+})();
 const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
+const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox (no capabilities, unprivileged on the host):/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+const GROUP = `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
 
-/** Files of /etc a program needs to load and run; nothing that names a secret. */
+/**
+ * Entries of /etc a program needs to load and run; nothing that names a secret. The sandbox gets a
+ * copy of them (with the synthetic passwd/group) in one read-only bind at /etc (base-etc.ts).
+ */
 const ETC_FILES = [
   'ld.so.cache',
   'ld.so.conf',
@@ -90,28 +97,29 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   private readonly envs = new Map<string, LiveEnv>();
   private readonly bwrap: string;
   private readonly prlimit: string;
-  private ipPath: string | undefined;
+  private readonly unshare: string;
   private readonly asRoot: boolean;
   private readonly usedSlots = new Set<number>();
   private nextSlot = 0;
   private baseArgs: string[] | null = null;
   private rootReady: Promise<string> | null = null;
+  private etcCopy: BaseEtc | null = null;
 
   constructor(private readonly opts: NamespaceOptions) {
     this.bwrap = opts.bwrapPath ?? '/usr/bin/bwrap';
     this.prlimit = opts.prlimitPath ?? '/usr/bin/prlimit';
+    this.unshare = opts.unsharePath ?? '/usr/bin/unshare';
     this.asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   }
 
-  /** Throws a clear error when bubblewrap or prlimit is missing or cannot create namespaces here. */
+  /** Throws a clear error when bubblewrap, unshare or prlimit is missing or cannot create namespaces here. */
   async selfCheck(): Promise<void> {
-    this.ipPath = await firstExecutable(IP_PATHS);
-    for (const bin of [this.bwrap, this.prlimit, SETPRIV_PATH, this.ipPath ?? IP_PATHS[0]]) {
+    for (const bin of [this.bwrap, this.unshare, this.prlimit]) {
       try {
         await fs.promises.access(bin, fs.constants.X_OK);
       } catch {
         throw new Error(
-          `${bin} is not installed or not executable; the namespace sandbox needs Debian's bubblewrap and util-linux (apt-get install -y bubblewrap), util-linux (setpriv, prlimit) and iproute2 (ip)`,
+          `${bin} is not installed or not executable; the namespace sandbox needs Debian's bubblewrap (apt-get install -y bubblewrap) and util-linux ≥ 2.38 (unshare, prlimit)`,
         );
       }
     }
@@ -140,7 +148,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       }));
       if (r.exitCode !== 0)
         throw new Error(
-          `bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), or a parent directory of ${await this.workspaceRoot()} is not searchable (o+x) by the sandbox uid`,
+          `unshare/bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), util-linux may be older than 2.38 (unshare --map-current-user), or a parent directory of ${await this.workspaceRoot()} is not searchable (o+x) by the sandbox uid`,
         );
     } finally {
       await this.destroy(env);
@@ -226,17 +234,22 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       if (st.isSymbolicLink()) args.push('--symlink', await fs.promises.readlink(p), p);
       else if (st.isDirectory()) args.push('--ro-bind', p, p);
     }
-    for (const f of ETC_FILES) {
-      const p = `/etc/${f}`;
-      if (await fs.promises.lstat(p).catch(() => null)) args.push('--ro-bind', p, p);
-    }
     this.baseArgs = args;
     return args;
   }
 
-  /** Processes the host uid already runs (non-root service: RLIMIT_NPROC counts them too). */
+  private async baseEtc(): Promise<BaseEtc> {
+    this.etcCopy ??= new BaseEtc(await this.workspaceRoot(), ETC_FILES, { passwd: PASSWD, group: GROUP });
+    return this.etcCopy;
+  }
+
+  /**
+   * Processes the host uid already runs, when they count against the sandbox's RLIMIT_NPROC: only
+   * for a non-root service on a kernel older than 5.14. Since 5.14 the kernel counts RLIMIT_NPROC in
+   * each user namespace, so the sandbox's own namespace holds only the sandbox's processes.
+   */
   private async processesOf(uid: number): Promise<number> {
-    if (this.asRoot) return 0;
+    if (this.asRoot || NPROC_PER_USER_NAMESPACE) return 0;
     let n = 0;
     for (const name of await fs.promises.readdir('/proc').catch(() => [] as string[])) {
       if (!/^\d+$/.test(name)) continue;
@@ -271,13 +284,18 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
           `${cwd.path} is not a directory in the workspace`,
         );
     }
+    const baseArgs = await this.base();
+    const nproc = limits.maxProcesses + 2 + (await this.processesOf(env.hostUid));
     const before = await snapshot(env.dir);
-    const dirFd = await fs.promises.open(
-      env.dir,
-      fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW,
-    );
-    const passwd = `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox (no capabilities, unprivileged on the host):/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
-    const group = `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
+    const etc = await (await this.baseEtc()).acquire();
+    let dirFd: number;
+    try {
+      // Synchronous: one open(2) of a local directory, cheaper than a thread-pool round trip.
+      dirFd = fs.openSync(env.dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
+    } catch (e) {
+      etc.release();
+      throw e;
+    }
     const vars: Record<string, string> = {
       PATH: BASE_PATH,
       HOME: '/workspace',
@@ -287,32 +305,33 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       ...(env.spec.env ?? {}),
       ...(command.env ?? {}),
     };
-    const nproc = limits.maxProcesses + 2 + (await this.processesOf(env.hostUid));
     const args = [
-      '--unshare-all',
+      // A fresh user namespace mapping only the launching uid, owning a fresh network namespace
+      // whose loopback is down; bubblewrap then makes every other namespace (its own user namespace
+      // nested inside) and must not make a network namespace of its own (it would bring `lo` up).
+      '--map-current-user',
+      '--net',
+      '--',
+      this.bwrap,
       '--unshare-user',
+      '--unshare-ipc',
+      '--unshare-pid',
+      '--unshare-uts',
+      '--unshare-cgroup-try',
       '--die-with-parent',
       '--new-session',
       '--cap-drop',
       'ALL',
-      // Only for SANDBOX_INIT, which takes the loopback down and then drops both before the command.
-      '--cap-add',
-      'CAP_NET_ADMIN',
-      '--cap-add',
-      'CAP_SETPCAP',
       '--hostname',
       'sandbox',
       '--uid',
       String(SANDBOX_UID),
       '--gid',
       String(SANDBOX_GID),
-      ...(await this.base()),
-      '--ro-bind-data',
-      '4',
-      '/etc/passwd',
-      '--ro-bind-data',
-      '5',
-      '/etc/group',
+      ...baseArgs,
+      '--ro-bind',
+      etc.dir,
+      '/etc',
       '--proc',
       '/proc',
       '--dev',
@@ -324,15 +343,21 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       '--bind-fd',
       '3',
       '/workspace',
+      // Nothing else is writable: /dev/shm is its own size-capped tmpfs, and the tmpfs bubblewrap
+      // builds the root (and /dev) on, which has no size cap, becomes read-only.
+      '--size',
+      String(limits.tmpBytes),
+      '--tmpfs',
+      '/dev/shm',
+      '--remount-ro',
+      '/dev',
+      '--remount-ro',
+      '/',
       '--chdir',
       cwd.path === '.' ? '/workspace' : `/workspace/${cwd.path}`,
       '--clearenv',
       ...Object.entries(vars).flatMap(([k, v]) => ['--setenv', k, v]),
       '--',
-      '/bin/sh',
-      '-c',
-      SANDBOX_INIT,
-      this.ipPath ?? IP_PATHS[0],
       this.prlimit,
       `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
       `--as=${limits.memoryBytes}`,
@@ -348,14 +373,13 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     if (opts.signal?.aborted) controller.abort();
     env.running.add(controller);
-    const dataFds = [writeTemp(passwd), writeTemp(group)];
     try {
       const raw = await runLauncher(
         {
-          file: this.bwrap,
+          file: this.unshare,
           args,
           env: {},
-          extraFds: [dirFd.fd, dataFds[0], dataFds[1]],
+          extraFds: [dirFd],
           ...(this.asRoot ? { uid: env.hostUid, gid: env.hostGid } : {}),
           wallClockMs: wallSeconds * 1000,
           maxOutputBytes: limits.maxOutputBytes,
@@ -372,15 +396,15 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
         { signal: controller.signal, onOutput: opts.onOutput },
       );
       const c = classify(raw, true);
-      if (raw.serviceReason === null && raw.exitCode === 1 && raw.stderr.toString().startsWith('bwrap:'))
-        throw new Error(`bubblewrap failed: ${raw.stderr.toString().trim().slice(0, 500)}`);
+      if (raw.serviceReason === null && raw.exitCode === 1 && /^(bwrap|unshare):/.test(raw.stderr.toString()))
+        throw new Error(`the sandbox could not start: ${raw.stderr.toString().trim().slice(0, 500)}`);
       const after = await snapshot(env.dir);
       return executionResult(raw, c, await changedFiles(env.dir, before, after, command.collectChangedUpToBytes ?? 0));
     } finally {
       env.running.delete(controller);
       opts.signal?.removeEventListener('abort', onAbort);
-      await dirFd.close();
-      for (const fd of dataFds) fs.closeSync(fd);
+      fs.closeSync(dirFd);
+      etc.release();
     }
   }
 
@@ -403,8 +427,8 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
 
   /** Leftover environment directories from a previous service process (removed at startup). */
   async removeOrphans(): Promise<number> {
-    let n = 0;
     const root = await this.workspaceRoot();
+    let n = await (await this.baseEtc()).removeOrphans();
     for (const name of await fs.promises.readdir(root).catch(() => [] as string[])) {
       if (!/^[0-9a-f-]{36}$/.test(name) || this.envs.has(name)) continue;
       await wipe(path.join(root, name)).catch(() => undefined);
@@ -421,26 +445,4 @@ async function searchableByOthers(dir: string): Promise<boolean> {
     if (!st || (st.mode & 0o001) === 0) return false;
     if (d === path.dirname(d)) return true;
   }
-}
-
-/** An unlinked temporary file holding `content`, opened for reading (bwrap copies it into the sandbox). */
-function writeTemp(content: string): number {
-  const p = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sbx-')), 'data');
-  fs.writeFileSync(p, content, { mode: 0o644 });
-  const fd = fs.openSync(p, 'r');
-  fs.rmSync(path.dirname(p), { recursive: true, force: true });
-  return fd;
-}
-
-async function firstExecutable(paths: readonly string[]): Promise<string | undefined> {
-  for (const p of paths) {
-    if (
-      await fs.promises.access(p, fs.constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return p;
-  }
-  return undefined;
 }

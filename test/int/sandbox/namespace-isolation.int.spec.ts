@@ -206,6 +206,33 @@ d('the namespace sandbox isolates', () => {
     expect(text(up.stderr)).toMatch(/Operation not permitted/);
   });
 
+  it('can write only to /workspace, /tmp and /dev/shm (the root, /etc, /dev and /usr are read-only)', async () => {
+    const h = await env();
+    const r = await run(
+      [
+        '/bin/sh',
+        '-c',
+        'for d in / /etc /dev /usr /workspace /tmp /dev/shm; do (echo x > "$d/probe") 2>/dev/null && echo "$d rw" || echo "$d ro"; done; echo x > /dev/null && echo "/dev/null ok"',
+      ],
+      h,
+    );
+    expect(text(r.stdout).trim().split('\n')).toEqual([
+      '/ ro',
+      '/etc ro',
+      '/dev ro',
+      '/usr ro',
+      '/workspace rw',
+      '/tmp rw',
+      '/dev/shm rw',
+      '/dev/null ok',
+    ]);
+    // /etc is the adapter's copy: the synthetic passwd, the loader's cache, never the shadow file.
+    const etc = await run(['python3', '-c', 'import os\nprint(sorted(os.listdir("/etc")))'], h);
+    const names = JSON.parse(text(etc.stdout).replace(/'/g, '"')) as string[];
+    expect(names).toEqual(expect.arrayContaining(['group', 'ld.so.cache', 'passwd']));
+    expect(names).not.toContain('shadow');
+  });
+
   it('runs as an unprivileged uid on the host', async () => {
     const h = await env();
     const r = await run(['python3', '-c', 'import os\nprint(os.getuid())\nopen("mine.txt", "w").write("x")'], h);
@@ -245,7 +272,7 @@ d('limits stop a command with the matching KillReason and the service stays heal
     await healthy();
   });
 
-  it('a disk filler → disk (file size limit, workspace quota and the /tmp cap)', async () => {
+  it('a disk filler → disk (file size limit, workspace quota and the /tmp and /dev/shm caps)', async () => {
     const big = await run(['python3', '-c', 'open("big", "wb").write(b"x" * (8 * 1024 * 1024))']);
     expect(big.reason).toBe('disk');
     const many = await run([
@@ -256,6 +283,8 @@ d('limits stop a command with the matching KillReason and the service stays heal
     expect(many.reason).toBe('disk');
     const tmp = await run(['python3', '-c', 'open("/tmp/t", "wb").write(b"z" * (3 * 1024 * 1024))']);
     expect(tmp.reason).toBe('disk');
+    const shm = await run(['python3', '-c', 'open("/dev/shm/t", "wb").write(b"z" * (3 * 1024 * 1024))']);
+    expect(shm.reason).toBe('disk');
     await healthy();
   });
 
