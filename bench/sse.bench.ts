@@ -38,14 +38,21 @@ function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-/** CPU time (user + system, ms) a process has used so far, from /proc; NaN where there is no /proc. */
-function cpuMs(pid: number): number {
+/** CPU time (ms) a process has used so far, user and kernel, from /proc; NaN where there is no /proc. */
+function cpuMs(pid: number): { user: number; sys: number } {
   try {
     const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks (USER_HZ = 100)
+    return { user: Number(fields[11]) * 10, sys: Number(fields[12]) * 10 }; // clock ticks (USER_HZ = 100)
   } catch {
-    return NaN;
+    return { user: NaN, sys: NaN };
   }
+}
+
+/** "<total> us (user <u> / kernel <k>; <n>% of a CPU)" per delivered frame. */
+function perFrame(cpu: { user: number; sys: number }, frames: number, seconds: number): string {
+  const us = (x: number) => ((x * 1000) / Math.max(1, frames)).toFixed(1);
+  const total = cpu.user + cpu.sys;
+  return `${us(total)} us (user ${us(cpu.user)} / kernel ${us(cpu.sys)}; ${((total / 1000 / seconds) * 100).toFixed(0)}% of a CPU)`;
 }
 
 async function postJson(
@@ -300,9 +307,10 @@ export async function runSseBench(): Promise<void> {
     const elapsed = (performance.now() - started) / 1000;
     // CPU per delivered frame is what the fan-out costs, whatever else the machine is doing; the wall
     // latencies above depend on how much of the (shared) CPUs the API and the clients got.
-    const apiCpu = cpuMs(api.pid!) - apiCpuBefore;
+    const apiCpuAfter = cpuMs(api.pid!);
+    const apiCpu = { user: apiCpuAfter.user - apiCpuBefore.user, sys: apiCpuAfter.sys - apiCpuBefore.sys };
     const benchCpuUsage = process.cpuUsage(benchCpuBefore);
-    const benchCpu = (benchCpuUsage.user + benchCpuUsage.system) / 1000;
+    const benchCpu = { user: benchCpuUsage.user / 1000, sys: benchCpuUsage.system / 1000 };
     clearInterval(rssTimer);
     peakRss = Math.max(peakRss, rssMb(api.pid!));
     for (const r of requests) r.destroy();
@@ -346,16 +354,8 @@ export async function runSseBench(): Promise<void> {
         ['  of which the append itself (p50 / p99)', `${ms(pct(appendMs, 50))} / ${ms(pct(appendMs, 99))}`, ''],
         ['  first client of an event (p50 / p99)', `${ms(pct(firstMs, 50))} / ${ms(pct(firstMs, 99))}`, ''],
         ['  first to last client of an event (p50 / p99)', `${ms(pct(spreadMs, 50))} / ${ms(pct(spreadMs, 99))}`, ''],
-        [
-          'API process CPU per delivered frame',
-          `${((apiCpu * 1000) / Math.max(1, delivered)).toFixed(1)} us (${((apiCpu / 1000 / elapsed) * 100).toFixed(0)}% of a CPU)`,
-          '',
-        ],
-        [
-          'bench clients + appender CPU per frame',
-          `${((benchCpu * 1000) / Math.max(1, delivered)).toFixed(1)} us (${((benchCpu / 1000 / elapsed) * 100).toFixed(0)}% of a CPU)`,
-          '',
-        ],
+        ['API process CPU per delivered frame', perFrame(apiCpu, delivered, elapsed), ''],
+        ['bench clients + appender CPU per frame', perFrame(benchCpu, delivered, elapsed), ''],
         ['API process peak RSS', `${peakRss.toFixed(0)} MB`, '<= 300 MB'],
         ['API LISTEN connections (SSE feed)', listens.rows[0].n, '1'],
         [
