@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import * as net from 'node:net';
+import type { NewEvent } from '../../../src/domain/events/payloads';
 import { LOCAL_PRINCIPAL } from '../../../src/domain/principal';
 import { createTestDb, type TestDb } from '../../support/test-db';
 import { call, parseFrame, readSse, startApi, type ApiHarness, type SseFrame } from './api-harness';
@@ -166,5 +168,41 @@ describe('live SSE streams', () => {
     expect(persisted(chunked).at(-1)?.event).toBe('run.completed');
     expect(persisted(plain)).toEqual(persisted(chunked));
     expect(persisted(chunked).every((f) => f.data.sequence === Number(f.id) && f.data.type === f.event)).toBe(true);
+  });
+
+  it('delivers a burst of appends (notices arriving while the hub reads and writes) to every client gapless, live and on replay', async () => {
+    const s = await call(h.base, 'POST', '/v1/sessions', { body: {} });
+    const sessionId = String(s.body.id);
+    const appends = 120; // one event each, back to back
+    const last = 1 + appends;
+    const upToLast = (f: SseFrame[]) => f.some((x) => Number(x.id) === last);
+    const live = Array.from({ length: 10 }, () =>
+      readSse(`${h.base}/v1/sessions/${sessionId}/events`, { until: upToLast, timeoutMs: 30_000 }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    let resumed: Promise<SseFrame[]> | null = null;
+    for (let i = 0; i < appends; i++) {
+      // Messages only: no run, so the test's worker does not append to the session meanwhile.
+      const event: NewEvent = {
+        type: 'user.message.created',
+        runId: null,
+        actorType: 'user',
+        actorId: 'local-user',
+        data: { messageId: randomUUID(), content: [{ type: 'text', text: `burst ${i}` }] },
+      };
+      await h.t.platform.store.append(sessionId, [event], { tenantId: 'local' });
+      // A client that joins mid-burst, resuming after sequence 10.
+      if (i === appends / 2)
+        resumed = readSse(`${h.base}/v1/sessions/${sessionId}/events`, {
+          headers: { 'last-event-id': '10' },
+          until: upToLast,
+          timeoutMs: 30_000,
+        });
+    }
+    const all = await Promise.all(live);
+    const expected = Array.from({ length: last }, (_, i) => String(i + 1));
+    for (const frames of all) expect(frames.filter((f) => f.id !== undefined).map((f) => f.id)).toEqual(expected);
+    const later = await resumed!;
+    expect(later.filter((f) => f.id !== undefined).map((f) => f.id)).toEqual(expected.slice(10));
   });
 });
