@@ -194,10 +194,16 @@ function openClient(port: number, urlPath: string, onId: (seq: number, at: numbe
 /**
  * `npm run bench -- sse`: BENCH_SSE_CLIENTS (default 1000) SSE clients on one `agent api` process
  * follow one session while this process appends run lifecycles to it event by event. Reports the
- * commit-to-client latency (from the start of each append to its frame arriving at a client, so it
- * includes the append itself), events per second delivered to all clients, the API process's peak
- * RSS, its LISTEN connections, and the latency of 202 submissions. Knobs: BENCH_SECONDS (default 20),
- * BENCH_APPENDS_PER_SECOND (default 10: one busy run; on 2 CPUs shared with the 1,000 clients the process saturates near 44,000 frames/s, i.e. about 45 appends/s), BENCH_SUBMISSIONS (default 300).
+ * commit-to-client latency of every (event, client) pair: from the start of each append to the
+ * moment that client read the bytes of that event's frame, so it includes the append itself and the
+ * clients' own reading (1,000 clients share this process with the appender). Also split per event
+ * into the append, the first client's latency and the spread from the first to the last client (the
+ * fan-out), and reported: events per second delivered to all clients, CPU per delivered frame of the
+ * API process and of this process (user and kernel; independent of how much of a shared machine each
+ * got), the API process's peak RSS, its LISTEN connections, database connections, and the latency of
+ * 202 submissions. Knobs: BENCH_SECONDS (default 20), BENCH_APPENDS_PER_SECOND (default 10: one busy
+ * run), BENCH_SUBMISSIONS (default 300), BENCH_API_NODE_ARGS (node flags for the API process, e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 export async function runSseBench(): Promise<void> {
   const clients = envNumber('BENCH_SSE_CLIENTS', 1000);
