@@ -1,4 +1,3 @@
-import * as http from 'node:http';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -39,14 +38,21 @@ function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-/** CPU time (user + system, ms) a process has used so far, from /proc; NaN where there is no /proc. */
-function cpuMs(pid: number): number {
+/** CPU time (ms) a process has used so far, user and kernel, from /proc; NaN where there is no /proc. */
+function cpuMs(pid: number): { user: number; sys: number } {
   try {
     const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks (USER_HZ = 100)
+    return { user: Number(fields[11]) * 10, sys: Number(fields[12]) * 10 }; // clock ticks (USER_HZ = 100)
   } catch {
-    return NaN;
+    return { user: NaN, sys: NaN };
   }
+}
+
+/** "<total> us (user <u> / kernel <k>; <n>% of a CPU)" per delivered frame. */
+function perFrame(cpu: { user: number; sys: number }, frames: number, seconds: number): string {
+  const us = (x: number) => ((x * 1000) / Math.max(1, frames)).toFixed(1);
+  const total = cpu.user + cpu.sys;
+  return `${us(total)} us (user ${us(cpu.user)} / kernel ${us(cpu.sys)}; ${((total / 1000 / seconds) * 100).toFixed(0)}% of a CPU)`;
 }
 
 async function postJson(
@@ -98,37 +104,106 @@ function turn(n: number): NewEvent[] {
   ];
 }
 
-/** One raw SSE client: records, for every `id:` frame, when it arrived. */
-function openClient(url: string, onId: (seq: number, at: number) => void): Promise<http.ClientRequest> {
+const EMPTY = Buffer.alloc(0);
+/** Every client reads into this one buffer: reads are handled synchronously and leftovers copied. */
+const READ_BUFFER = Buffer.alloc(256 * 1024);
+const LF = 0x0a;
+
+/** The index of the first `\n\n` in `b` at or after `from`, or -1. */
+function frameEnd(b: Buffer, from: number): number {
+  for (let i = from + 1; i < b.length; i++) if (b[i] === LF && b[i - 1] === LF) return i - 1;
+  return -1;
+}
+
+/**
+ * One SSE client on a raw TCP socket: sends the GET, checks the 200 head, decodes the chunked body and
+ * splits it into SSE frames, and records for every `id:` frame when the bytes carrying it were read.
+ * It is a complete client (any split of the bytes into reads and chunks is handled), but it reads
+ * with `onread` into a shared buffer and parses bytes, without the HTTP client's per-read stream
+ * machinery and string decoding: 1,000 of them share the bench process's CPU with the appender, and
+ * their own cost is part of the latency measured.
+ */
+function openClient(port: number, urlPath: string, onId: (seq: number, at: number) => void): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent: false, headers: { accept: 'text/event-stream' } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`SSE status ${res.statusCode}`));
-      res.setEncoding('utf8');
-      let buf = '';
-      res.on('data', (chunk: string) => {
-        const at = performance.now();
-        buf += chunk;
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const frame = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          if (frame.startsWith('id: ')) onId(Number(frame.slice(4, frame.indexOf('\n'))), at);
+    let head: Buffer | null = EMPTY; // until the response head is complete
+    let raw: Buffer = EMPTY; // chunked bytes not yet decoded (a copy, never the read buffer)
+    let sse: Buffer = EMPTY; // decoded body bytes after the last complete frame (a copy)
+    const frames = (body: Buffer, at: number) => {
+      const data = sse.length === 0 ? body : Buffer.concat([sse, body]);
+      let start = 0;
+      for (let end = frameEnd(data, start); end >= 0; end = frameEnd(data, start)) {
+        // `id: <digits>\n` opens a persisted event's frame
+        if (data[start] === 0x69 && data[start + 1] === 0x64 && data[start + 2] === 0x3a && data[start + 3] === 0x20) {
+          let seq = 0;
+          for (let i = start + 4; data[i] >= 0x30 && data[i] <= 0x39; i++) seq = seq * 10 + data[i] - 0x30;
+          onId(seq, at);
         }
-      });
-      res.on('error', () => undefined);
-      resolve(req);
+        start = end + 2;
+      }
+      sse = start === data.length ? EMPTY : Buffer.from(data.subarray(start));
+    };
+    const chunks = (bytes: Buffer, at: number) => {
+      let pos = 0;
+      for (;;) {
+        // `<hex size>\r\n<size bytes>\r\n`
+        let size = 0;
+        let i = pos;
+        for (let d = bytes[i]; i < bytes.length && d !== 0x0d; d = bytes[++i]) {
+          const v = d <= 0x39 ? d - 0x30 : (d | 0x20) - 0x57;
+          if (v < 0 || v > 15) return socket.destroy(new Error('bad chunk header'));
+          size = size * 16 + v;
+        }
+        if (i + 1 >= bytes.length || bytes.length < i + 2 + size + 2) break; // incomplete
+        if (size === 0) return socket.end();
+        frames(bytes.subarray(i + 2, i + 2 + size), at);
+        pos = i + 2 + size + 2;
+      }
+      raw = pos === bytes.length ? EMPTY : Buffer.from(bytes.subarray(pos));
+    };
+    const onData = (b: Buffer) => {
+      const at = performance.now();
+      if (head === null) return chunks(raw.length === 0 ? b : Buffer.concat([raw, b]), at);
+      head = Buffer.concat([head, b]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const text = head.toString('latin1', 0, end);
+      const rest = head.subarray(end + 4);
+      head = null;
+      if (!/^HTTP\/1\.1 200 /.test(text)) return reject(new Error(`SSE answered: ${text.split('\r\n')[0]}`));
+      if (!/\r\ntransfer-encoding: *chunked/i.test(text)) return reject(new Error('SSE response is not chunked'));
+      resolve(socket);
+      chunks(rest, at);
+    };
+    const socket = net.connect({
+      port,
+      host: '127.0.0.1',
+      noDelay: true,
+      onread: {
+        buffer: READ_BUFFER,
+        callback: (n: number) => {
+          onData(READ_BUFFER.subarray(0, n));
+          return true;
+        },
+      },
     });
-    req.on('error', reject);
+    socket.on('error', reject);
+    socket.write(`GET ${urlPath} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n\r\n`);
   });
 }
 
 /**
  * `npm run bench -- sse`: BENCH_SSE_CLIENTS (default 1000) SSE clients on one `agent api` process
  * follow one session while this process appends run lifecycles to it event by event. Reports the
- * commit-to-client latency (from the start of each append to its frame arriving at a client, so it
- * includes the append itself), events per second delivered to all clients, the API process's peak
- * RSS, its LISTEN connections, and the latency of 202 submissions. Knobs: BENCH_SECONDS (default 20),
- * BENCH_APPENDS_PER_SECOND (default 10: one busy run; on 2 CPUs shared with the 1,000 clients the process saturates near 44,000 frames/s, i.e. about 45 appends/s), BENCH_SUBMISSIONS (default 300).
+ * commit-to-client latency of every (event, client) pair: from the start of each append to the
+ * moment that client read the bytes of that event's frame, so it includes the append itself and the
+ * clients' own reading (1,000 clients share this process with the appender). Also split per event
+ * into the append, the first client's latency and the spread from the first to the last client (the
+ * fan-out), and reported: events per second delivered to all clients, CPU per delivered frame of the
+ * API process and of this process (user and kernel; independent of how much of a shared machine each
+ * got), the API process's peak RSS, its LISTEN connections, database connections, and the latency of
+ * 202 submissions. Knobs: BENCH_SECONDS (default 20), BENCH_APPENDS_PER_SECOND (default 10: one busy
+ * run), BENCH_SUBMISSIONS (default 300), BENCH_API_NODE_ARGS (node flags for the API process, e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 export async function runSseBench(): Promise<void> {
   const clients = envNumber('BENCH_SSE_CLIENTS', 1000);
@@ -142,10 +217,12 @@ export async function runSseBench(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const entry = path.join(__dirname, '..', 'src', 'main.js');
   let api: ChildProcess | null = null;
-  const requests: http.ClientRequest[] = [];
+  const requests: net.Socket[] = [];
   let rssTimer: NodeJS.Timeout | null = null;
   try {
-    api = spawn(process.execPath, [entry, 'api'], {
+    // BENCH_API_NODE_ARGS: extra node flags for the API process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+    const apiNodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+    api = spawn(process.execPath, [...apiNodeArgs, entry, 'api'], {
       env: {
         ...process.env,
         DATABASE_URL: bench.url,
@@ -181,16 +258,22 @@ export async function runSseBench(): Promise<void> {
     const appendStart = new Map<number, number>();
     const latencies: number[] = [];
     let delivered = 0;
+    // Per event: when its first and its last client received it (the spread is the fan-out).
+    const firstAt = new Map<number, number>();
+    const lastAt = new Map<number, number>();
+    const appendDone = new Map<number, number>();
     const onId = (seq: number, at: number) => {
       const t0 = appendStart.get(seq);
       if (t0 === undefined) return; // replayed history (session.created)
       latencies.push(at - t0);
       delivered++;
+      if (!firstAt.has(seq)) firstAt.set(seq, at);
+      lastAt.set(seq, at);
     };
     for (let i = 0; i < clients; i += 100) {
       const batch = await Promise.all(
         Array.from({ length: Math.min(100, clients - i) }, () =>
-          openClient(`${base}/v1/sessions/${sessionId}/events`, onId),
+          openClient(port, `/v1/sessions/${sessionId}/events`, onId),
         ),
       );
       requests.push(...batch);
@@ -219,6 +302,7 @@ export async function runSseBench(): Promise<void> {
         const t0 = performance.now();
         const r = await store.append(sessionId, [event], { tenantId: 'local' });
         appendStart.set(r.lastSequence, t0);
+        appendDone.set(r.lastSequence, performance.now());
         appended++;
         if (performance.now() >= deadline) break;
       }
@@ -229,9 +313,10 @@ export async function runSseBench(): Promise<void> {
     const elapsed = (performance.now() - started) / 1000;
     // CPU per delivered frame is what the fan-out costs, whatever else the machine is doing; the wall
     // latencies above depend on how much of the (shared) CPUs the API and the clients got.
-    const apiCpu = cpuMs(api.pid!) - apiCpuBefore;
+    const apiCpuAfter = cpuMs(api.pid!);
+    const apiCpu = { user: apiCpuAfter.user - apiCpuBefore.user, sys: apiCpuAfter.sys - apiCpuBefore.sys };
     const benchCpuUsage = process.cpuUsage(benchCpuBefore);
-    const benchCpu = (benchCpuUsage.user + benchCpuUsage.system) / 1000;
+    const benchCpu = { user: benchCpuUsage.user / 1000, sys: benchCpuUsage.system / 1000 };
     clearInterval(rssTimer);
     peakRss = Math.max(peakRss, rssMb(api.pid!));
     for (const r of requests) r.destroy();
@@ -251,6 +336,14 @@ export async function runSseBench(): Promise<void> {
     }
 
     latencies.sort((a, b) => a - b);
+    const perEvent = (f: (seq: number, t0: number) => number | undefined) =>
+      [...appendStart]
+        .map(([seq, t0]) => f(seq, t0))
+        .filter((x): x is number => x !== undefined)
+        .sort((a, b) => a - b);
+    const appendMs = perEvent((seq, t0) => appendDone.get(seq)! - t0);
+    const firstMs = perEvent((seq, t0) => (firstAt.has(seq) ? firstAt.get(seq)! - t0 : undefined));
+    const spreadMs = perEvent((seq) => (firstAt.has(seq) ? lastAt.get(seq)! - firstAt.get(seq)! : undefined));
     submitLatencies.sort((a, b) => a - b);
     console.log(
       `\nagent-core SSE benchmark: ${bench.server}, ${os.cpus().length} CPUs, Node ${process.version}, ${clients} clients on one API process\n`,
@@ -264,16 +357,11 @@ export async function runSseBench(): Promise<void> {
         ['commit-to-client latency p50', ms(pct(latencies, 50)), '<= 20 ms'],
         ['commit-to-client latency p99', ms(pct(latencies, 99)), '<= 100 ms'],
         ['commit-to-client latency max', ms(latencies[latencies.length - 1] ?? NaN), ''],
-        [
-          'API process CPU per delivered frame',
-          `${((apiCpu * 1000) / Math.max(1, delivered)).toFixed(1)} us (${((apiCpu / 1000 / elapsed) * 100).toFixed(0)}% of a CPU)`,
-          '',
-        ],
-        [
-          'bench clients + appender CPU per frame',
-          `${((benchCpu * 1000) / Math.max(1, delivered)).toFixed(1)} us (${((benchCpu / 1000 / elapsed) * 100).toFixed(0)}% of a CPU)`,
-          '',
-        ],
+        ['  of which the append itself (p50 / p99)', `${ms(pct(appendMs, 50))} / ${ms(pct(appendMs, 99))}`, ''],
+        ['  first client of an event (p50 / p99)', `${ms(pct(firstMs, 50))} / ${ms(pct(firstMs, 99))}`, ''],
+        ['  first to last client of an event (p50 / p99)', `${ms(pct(spreadMs, 50))} / ${ms(pct(spreadMs, 99))}`, ''],
+        ['API process CPU per delivered frame', perFrame(apiCpu, delivered, elapsed), ''],
+        ['bench clients + appender CPU per frame', perFrame(benchCpu, delivered, elapsed), ''],
         ['API process peak RSS', `${peakRss.toFixed(0)} MB`, '<= 300 MB'],
         ['API LISTEN connections (SSE feed)', listens.rows[0].n, '1'],
         [

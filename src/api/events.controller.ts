@@ -96,9 +96,9 @@ export class EventsController {
       endAfterReplay: boolean;
     },
   ): void {
-    openSse(req, res);
+    const sink = openSse(req, res);
     const stream = new EventStream(
-      res,
+      sink,
       this.store,
       this.hubs,
       { ...target, heartbeatMs: this.settings.sseHeartbeatMs, maxBufferedBytes: this.settings.sseMaxBufferedBytes },

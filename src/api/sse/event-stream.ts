@@ -4,60 +4,63 @@ import type { TransientNotice } from '../../ports/event-feed';
 import type { EventStore } from '../../ports/event-store';
 import type { Logger } from '../../ports/logger';
 import { presentEvent } from '../presenters';
+import { SseFrame } from './sse-frame';
 import type { StreamClient, StreamHubs } from './stream-hubs';
 
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
 /**
- * The frame of a persisted event, serialized and UTF-8 encoded once: the hub hands the same event
- * objects to every client of a session, so 1,000 clients cost one JSON.stringify and one encoding per
- * event, not 1,000, and every client's socket is given the same bytes.
+ * The frame of a persisted event, serialized and encoded once: the hub hands the same event objects
+ * to every client of a session, so 1,000 clients cost one JSON.stringify, one encoding and one chunk
+ * header per event, not 1,000, and every client's socket is given the same bytes.
  */
-const frames = new WeakMap<StoredEvent, Buffer>();
-function frameOf(e: StoredEvent): Buffer {
+const frames = new WeakMap<StoredEvent, SseFrame>();
+function frameOf(e: StoredEvent): SseFrame {
   let f = frames.get(e);
   if (f === undefined) {
-    f = Buffer.from(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(presentEvent(e))}\n\n`, 'utf8');
+    f = SseFrame.of(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(presentEvent(e))}\n\n`);
     frames.set(e, f);
   }
   return f;
 }
 
 /**
- * The frames of a whole batch as one buffer, built once per batch: a client that takes every event
+ * The frames of a whole batch as one chunk, built once per batch: a client that takes every event
  * of a live batch (a session stream that is up to date) gets one write for the batch.
  */
-const batchFrames = new WeakMap<readonly StoredEvent[], Buffer>();
-function batchFrameOf(events: readonly StoredEvent[]): Buffer {
+const batchFrames = new WeakMap<readonly StoredEvent[], SseFrame>();
+function batchFrameOf(events: readonly StoredEvent[]): SseFrame {
   let f = batchFrames.get(events);
   if (f === undefined) {
-    f = events.length === 1 ? frameOf(events[0]) : Buffer.concat(events.map(frameOf));
+    f = events.length === 1 ? frameOf(events[0]) : SseFrame.concat(events.map(frameOf));
     batchFrames.set(events, f);
   }
   return f;
 }
 /** A transient delta's frame (no `id:`), encoded once for every client the hub hands the notice to. */
-const transientFrames = new WeakMap<TransientNotice, Buffer>();
-function transientFrameOf(n: TransientNotice): Buffer {
+const transientFrames = new WeakMap<TransientNotice, SseFrame>();
+function transientFrameOf(n: TransientNotice): SseFrame {
   let f = transientFrames.get(n);
   if (f === undefined) {
-    f = Buffer.from(
-      `event: ${n.kind}\ndata: ${JSON.stringify({ type: n.kind, run_id: n.runId, text: n.text })}\n\n`,
-      'utf8',
-    );
+    f = SseFrame.of(`event: ${n.kind}\ndata: ${JSON.stringify({ type: n.kind, run_id: n.runId, text: n.text })}\n\n`);
     transientFrames.set(n, f);
   }
   return f;
 }
 
+const RETRY = SseFrame.of('retry: 1000\n\n');
+const HEARTBEAT = SseFrame.of(': heartbeat\n\n');
+
 const PAGE = 500;
 
-/** The part of a Node response an SSE stream writes to. */
+/** Where an SSE stream writes its frames (an HTTP response; see sse-response.ts). */
 export interface SseSink {
-  write(chunk: string | Buffer): boolean;
+  write(frame: SseFrame): void;
   end(): void;
-  readonly writableLength: number;
-  readonly destroyed: boolean;
+  /** Bytes written but not yet handed to the kernel. */
+  readonly bufferedBytes: number;
+  /** The connection is gone. */
+  readonly closed: boolean;
 }
 
 export interface StreamOptions {
@@ -103,8 +106,8 @@ export class EventStream implements StreamClient {
   async run(onEnd: (listener: () => void) => void): Promise<void> {
     const finished = new Promise<void>((resolve) => (this.resolveEnd = resolve));
     onEnd(() => this.end());
-    this.write('retry: 1000\n\n');
-    this.heartbeat = setInterval(() => this.write(': heartbeat\n\n'), this.opts.heartbeatMs);
+    this.write(RETRY);
+    this.heartbeat = setInterval(() => this.write(HEARTBEAT), this.opts.heartbeatMs);
     this.heartbeat.unref();
     try {
       this.detach = await this.hubs.attach(this.opts.sessionId, this);
@@ -193,12 +196,12 @@ export class EventStream implements StreamClient {
     }
   }
 
-  private write(chunk: string | Buffer): void {
-    if (this.ended || this.sink.destroyed) return;
-    this.sink.write(chunk);
+  private write(frame: SseFrame): void {
+    if (this.ended || this.sink.closed) return;
+    this.sink.write(frame);
     // A client that cannot keep up is cut off rather than buffered without bound; it reconnects
     // with Last-Event-ID and replays from the database.
-    if (this.sink.writableLength > this.opts.maxBufferedBytes) this.end();
+    if (this.sink.bufferedBytes > this.opts.maxBufferedBytes) this.end();
   }
 
   private fail(e: unknown): void {
@@ -214,7 +217,7 @@ export class EventStream implements StreamClient {
     this.ended = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.detach?.();
-    if (!this.sink.destroyed) this.sink.end();
+    if (!this.sink.closed) this.sink.end();
     this.resolveEnd();
   }
 }

@@ -13,15 +13,23 @@ export interface StreamClient {
   resynchronize(): void;
 }
 
+/** The most events one fan-out read takes; a longer merged range is read in several reads. */
+const MAX_READ = 500;
+
 /**
  * One hub per session with clients on this process. On each append notice the hub reads the new
- * events once and hands the same batch to every client, so 1,000 clients following a session cost
- * one query per append, not 1,000. Reads are chained so batches arrive in sequence order.
+ * events once and hands the same batch to every client, so 1,000 clients cost one query per append,
+ * not 1,000. One read runs at a time, so batches arrive in sequence order; notices that arrive while
+ * a read or a fan-out is in progress are merged into one range and read (and written to each client)
+ * together once it is done, so a hub that falls behind catches up with fewer reads and writes instead
+ * of queueing one per append. No notice is ever delayed to wait for others.
  */
 class SessionHub implements FeedListener {
   readonly clients = new Set<StreamClient>();
   subscription: FeedSubscription | null = null;
-  private chain: Promise<void> = Promise.resolve();
+  /** The sequences noticed but not read yet. */
+  private pending: { tenantId: string; from: number; to: number } | null = null;
+  private draining = false;
 
   constructor(
     private readonly sessionId: string,
@@ -30,26 +38,54 @@ class SessionHub implements FeedListener {
   ) {}
 
   appended(n: { tenantId: string; from: number; to: number }): void {
-    this.chain = this.chain.then(async () => {
-      if (this.clients.size === 0) return;
-      const reader: Principal = {
-        tenantId: n.tenantId,
-        principalId: 'sse-fanout',
-        roles: new Set(),
-        scopes: new Set(),
-      };
-      let events: StoredEvent[];
-      try {
-        events = await this.store.listAfter(this.sessionId, n.from - 1, reader, n.to - n.from + 1);
-      } catch (e) {
-        this.log?.warn('SSE fan-out read failed; clients re-read', {
-          sessionId: this.sessionId,
-          error: e instanceof Error ? e.message : String(e),
-        });
-        return this.resynchronize();
+    const p = this.pending;
+    if (p === null) this.pending = { tenantId: n.tenantId, from: n.from, to: n.to };
+    else {
+      p.from = Math.min(p.from, n.from);
+      p.to = Math.max(p.to, n.to);
+    }
+    if (!this.draining) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.pending !== null) {
+        const n = this.pending;
+        this.pending = null;
+        if (this.clients.size === 0) continue;
+        const reader: Principal = {
+          tenantId: n.tenantId,
+          principalId: 'sse-fanout',
+          roles: new Set(),
+          scopes: new Set(),
+        };
+        const limit = Math.min(n.to - n.from + 1, MAX_READ);
+        let events: StoredEvent[];
+        try {
+          events = await this.store.listAfter(this.sessionId, n.from - 1, reader, limit);
+        } catch (e) {
+          this.log?.warn('SSE fan-out read failed; clients re-read', {
+            sessionId: this.sessionId,
+            error: e instanceof Error ? e.message : String(e),
+          });
+          this.resynchronize();
+          continue;
+        }
+        // The rest of a range longer than one read comes next (before anything noticed meanwhile).
+        if (events.length === limit && n.from + limit <= n.to) {
+          const rest = { tenantId: n.tenantId, from: n.from + limit, to: n.to };
+          const p = this.pending as { tenantId: string; from: number; to: number } | null;
+          this.pending =
+            p === null
+              ? rest
+              : { tenantId: n.tenantId, from: Math.min(p.from, rest.from), to: Math.max(p.to, rest.to) };
+        }
+        for (const c of [...this.clients]) c.live(events);
       }
-      for (const c of [...this.clients]) c.live(events);
-    });
+    } finally {
+      this.draining = false;
+    }
   }
 
   transient(n: TransientNotice): void {

@@ -134,7 +134,7 @@ export interface SseFrame {
   retry?: string;
 }
 
-function parseFrame(block: string): SseFrame {
+export function parseFrame(block: string): SseFrame {
   const f: SseFrame = {};
   for (const line of block.split('\n')) {
     if (line.startsWith(':')) f.comment = line.slice(1).trim();
