@@ -194,9 +194,10 @@ function openClient(port: number, urlPath: string, onId: (seq: number, at: numbe
 /**
  * `npm run bench -- sse`: BENCH_SSE_CLIENTS (default 1000) SSE clients on one `agent api` process
  * follow one session while this process appends run lifecycles to it event by event. Reports the
- * commit-to-client latency of every (event, client) pair: from the start of each append to the
- * moment that client read the bytes of that event's frame, so it includes the append itself and the
- * clients' own reading (1,000 clients share this process with the appender). Also split per event
+ * commit-to-client latency of every (event, client) pair: from the append's return (the commit as
+ * its writer sees it) to the moment that client read the bytes of that event's frame, which includes
+ * the clients' own reading (1,000 clients share this process with the appender); and the same from
+ * the append's start, which adds the append itself. Also split per event
  * into the append, the first client's latency and the spread from the first to the last client (the
  * fan-out), and reported: events per second delivered to all clients, CPU per delivered frame of the
  * API process and of this process (user and kernel; independent of how much of a shared machine each
@@ -262,13 +263,28 @@ export async function runSseBench(): Promise<void> {
     const firstAt = new Map<number, number>();
     const lastAt = new Map<number, number>();
     const appendDone = new Map<number, number>();
+    // Every (event, client) arrival, for the latency from the commit computed once all are known.
+    const arrivals: { seq: number; at: number }[] = [];
+    // A frame read before its append's promise settled in this (busy) process, or replayed history
+    // (session.created); matched with its append once the run is over.
+    const early: { seq: number; at: number }[] = [];
+    const record = (seq: number, at: number, t0: number) => {
+      latencies.push(at - t0);
+      arrivals.push({ seq, at });
+      delivered++;
+      if (!firstAt.has(seq) || at < firstAt.get(seq)!) firstAt.set(seq, at);
+      if (!lastAt.has(seq) || at > lastAt.get(seq)!) lastAt.set(seq, at);
+    };
     const onId = (seq: number, at: number) => {
       const t0 = appendStart.get(seq);
-      if (t0 === undefined) return; // replayed history (session.created)
-      latencies.push(at - t0);
-      delivered++;
-      if (!firstAt.has(seq)) firstAt.set(seq, at);
-      lastAt.set(seq, at);
+      if (t0 === undefined) early.push({ seq, at });
+      else record(seq, at, t0);
+    };
+    const settleEarly = () => {
+      for (const { seq, at } of early.splice(0)) {
+        const t0 = appendStart.get(seq);
+        if (t0 !== undefined) record(seq, at, t0);
+      }
     };
     for (let i = 0; i < clients; i += 100) {
       const batch = await Promise.all(
@@ -309,7 +325,11 @@ export async function runSseBench(): Promise<void> {
     }
     // Let the last frames arrive.
     const expected = appended * clients;
-    for (let i = 0; i < 100 && delivered < expected; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && delivered < expected; i++) {
+      settleEarly();
+      if (delivered < expected) await new Promise((r) => setTimeout(r, 100));
+    }
+    settleEarly();
     const elapsed = (performance.now() - started) / 1000;
     // CPU per delivered frame is what the fan-out costs, whatever else the machine is doing; the wall
     // latencies above depend on how much of the (shared) CPUs the API and the clients got.
@@ -336,6 +356,10 @@ export async function runSseBench(): Promise<void> {
     }
 
     latencies.sort((a, b) => a - b);
+    // From the client-observed commit (the append's return): PostgreSQL signals the listeners at the
+    // commit, just before it answers the appender, so this is within a round trip of the true
+    // commit-to-client latency; the figure from the append's start adds the whole append to it.
+    const fromCommit = arrivals.map(({ seq, at }) => at - appendDone.get(seq)!).sort((a, b) => a - b);
     const perEvent = (f: (seq: number, t0: number) => number | undefined) =>
       [...appendStart]
         .map(([seq, t0]) => f(seq, t0))
@@ -354,9 +378,10 @@ export async function runSseBench(): Promise<void> {
         ['events appended (one commit each)', formatCount(appended), ''],
         ['frames delivered / expected', `${formatCount(delivered)} / ${formatCount(expected)}`, 'all'],
         ['events/s delivered (all clients)', formatCount(delivered / elapsed), ''],
-        ['commit-to-client latency p50', ms(pct(latencies, 50)), '<= 20 ms'],
-        ['commit-to-client latency p99', ms(pct(latencies, 99)), '<= 100 ms'],
-        ['commit-to-client latency max', ms(latencies[latencies.length - 1] ?? NaN), ''],
+        ['commit-to-client latency p50', ms(pct(fromCommit, 50)), '<= 20 ms'],
+        ['commit-to-client latency p99', ms(pct(fromCommit, 99)), '<= 100 ms'],
+        ['commit-to-client latency max', ms(fromCommit[fromCommit.length - 1] ?? NaN), ''],
+        ['  from the append’s start instead (p50 / p99)', `${ms(pct(latencies, 50))} / ${ms(pct(latencies, 99))}`, ''],
         ['  of which the append itself (p50 / p99)', `${ms(pct(appendMs, 50))} / ${ms(pct(appendMs, 99))}`, ''],
         ['  first client of an event (p50 / p99)', `${ms(pct(firstMs, 50))} / ${ms(pct(firstMs, 99))}`, ''],
         ['  first to last client of an event (p50 / p99)', `${ms(pct(spreadMs, 50))} / ${ms(pct(spreadMs, 99))}`, ''],
