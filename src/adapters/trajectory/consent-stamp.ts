@@ -16,7 +16,15 @@ export async function consentStamp(
     `SELECT status, version FROM trajectory_consents WHERE tenant_id = $1 AND principal_id = $2`,
     [tenantId, principalId],
   );
-  const row = res.rows[0];
+  return consentStampOf(runId, principalId, res.rows[0] ?? null);
+}
+
+/** The stamp from the principal's consent row as already read (null: no choice recorded). */
+export function consentStampOf(
+  runId: string,
+  principalId: string,
+  row: { readonly status: 'granted' | 'withdrawn'; readonly version: number } | null,
+): NewEvent<'run.consent_stamped'> {
   return {
     type: 'run.consent_stamped',
     runId,
