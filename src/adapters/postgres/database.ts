@@ -71,7 +71,10 @@ export class Database {
   ): Promise<T> {
     const client = await this.pool.connect();
     try {
-      const results = (await client.query<R>(`BEGIN; ${firstSql}`)) as unknown as { rows: R[]; rowCount: number | null }[];
+      const results = (await client.query<R>(`BEGIN; ${firstSql}`)) as unknown as {
+        rows: R[];
+        rowCount: number | null;
+      }[];
       const result = await fn(client, results[1]);
       await client.query('COMMIT');
       return result;

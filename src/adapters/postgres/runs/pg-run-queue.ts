@@ -133,7 +133,8 @@ export class PgRunQueue implements RunQueue {
       );
       // The run row as the append left it: the preread row folded through the same projection.
       let runRow: Row | undefined = row.run_row;
-      for (const ev of appended.events) if (runProjection.keyOf(ev) === row.id) runRow = runProjection.evolve(runRow, ev) ?? runRow;
+      for (const ev of appended.events)
+        if (runProjection.keyOf(ev) === row.id) runRow = runProjection.evolve(runRow, ev) ?? runRow;
       return {
         runId: row.id,
         sessionId: row.session_id,
