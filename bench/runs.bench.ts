@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { loadSettings } from '../src/config/settings';
 import { createPlatform, type Platform } from '../src/composition/platform';
@@ -45,7 +46,7 @@ export async function runRunsBench(): Promise<void> {
     console.error('claim latency with an idle worker…');
     const claim = await claimLatency(platform, submit, 100);
     console.error('statements per turn (deterministic)…');
-    const cost = await statementsPerTurn(platform, submit, 50);
+    const cost = await statementsPerTurn(platform, submit, 100);
     console.error('baseline: the same turn as raw SQL transactions…');
     const baseline = await baselineTurns(bench.url, n, BASELINE_POINTS);
     // Like for like: the throughput runs are submitted before the clock starts, so the worker's
@@ -128,7 +129,9 @@ export async function runRunsBench(): Promise<void> {
     console.log('');
     printTable(
       [
-        { header: 'per calculator turn (worker side, 50 turns)' },
+        { header: 'per calculator turn (worker side, 100 turns)' },
+        { header: 'node CPU ms', right: true },
+        { header: 'server CPU ms', right: true },
         { header: 'round trips', right: true },
         { header: 'commits', right: true },
         { header: 'appends', right: true },
@@ -138,6 +141,8 @@ export async function runRunsBench(): Promise<void> {
       [
         [
           'worker: claim + run loop',
+          cost.nodeCpuMs.toFixed(2),
+          cost.serverCpuMs.toFixed(2),
           cost.roundTrips.toFixed(1),
           cost.commits.toFixed(1),
           cost.appends.toFixed(1),
@@ -279,9 +284,18 @@ async function statementsPerTurn(p: Platform, submit: Submit, n: number) {
     ids.push((await submit('What is 17 multiplied by 23?', 'fake:calculator_then_answer')).runId);
   const counter = new QueryCounter();
   const worker = p.createWorker({ concurrency: 1, pollIntervalMs: 60_000, drainMs: 1000 });
+  let cpu: { nodeMs: number; serverMs: number } = { nodeMs: NaN, serverMs: NaN };
   counter.start();
   try {
     await worker.start();
+    // CPU time, not wall time: what the turn costs does not depend on what else the machine runs.
+    // Waits on the worker's own count (no polling query), so only the worker's work is measured.
+    const server0 = await serverCpu(p);
+    const node0 = process.cpuUsage();
+    while (worker.stats.finished < n) await new Promise((res) => setTimeout(res, 5));
+    const node = process.cpuUsage(node0);
+    const server1 = await serverCpu(p);
+    cpu = { nodeMs: (node.user + node.system) / 1000, serverMs: serverCpuDelta(server0, server1) };
     await waitAllTerminal(p, ids);
     await worker.stop();
   } finally {
@@ -304,6 +318,8 @@ async function statementsPerTurn(p: Platform, submit: Submit, n: number) {
       );
   }
   return {
+    nodeCpuMs: cpu.nodeMs / n,
+    serverCpuMs: cpu.serverMs / n,
     roundTrips: t.roundTrips / n,
     commits: t.commits / n,
     appends: t.appends / n,
@@ -333,6 +349,34 @@ const BASELINE_POINTS: readonly (readonly string[])[] = [
   ['model.response.completed'],
   ['assistant.message.completed', 'run.completed'],
 ];
+
+/**
+ * CPU time (user + system, ms) by pid of every PostgreSQL process of the bench's server that
+ * pg_stat_activity lists (backends, WAL writer, checkpointer…), from /proc; null when the server is
+ * not on this machine. A process that exits between two readings is missed.
+ */
+async function serverCpu(p: Platform): Promise<Map<number, number> | null> {
+  const { rows } = await p.db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity');
+  const tick = 1000 / 100; // USER_HZ is 100 on Linux
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, (Number(fields[11]) + Number(fields[12])) * tick);
+    } catch {
+      return null;
+    }
+  }
+  return out;
+}
+
+function serverCpuDelta(before: Map<number, number> | null, after: Map<number, number> | null): number {
+  if (!before || !after) return NaN;
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+  return total;
+}
 
 /** The calculator turn's persistence points as direct single-statement transactions. */
 async function baselineTurns(
