@@ -304,11 +304,11 @@ async function statementsPerTurn(p: Platform, submit: Submit, n: number) {
     ids.push((await submit('What is 17 multiplied by 23?', 'fake:calculator_then_answer')).runId);
   const counter = new QueryCounter();
   const worker = p.createWorker({ concurrency: 1, pollIntervalMs: 60_000, drainMs: 1000 });
-  let cpu: { nodeMs: number; serverMs: number } = { nodeMs: NaN, serverMs: NaN };
+  let cpu: { nodeMs: number; serverMs: number };
   counter.start();
   try {
     await worker.start();
-    // CPU time, not wall time: what the turn costs does not depend on what else the machine runs.
+    // CPU time, not wall time: the machine's load moves it far less than the turns per second.
     // Waits on the worker's own count (no polling query), so only the worker's work is measured.
     const server0 = await serverCpu(p);
     const node0 = process.cpuUsage();
