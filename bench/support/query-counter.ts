@@ -33,7 +33,8 @@ function classify(text: string): QueryKind {
   if (t.startsWith('BEGIN')) return 'begin';
   if (t.startsWith('COMMIT')) return 'commit';
   if (t.startsWith('ROLLBACK')) return 'rollback';
-  if (t.startsWith('SELECT PG_NOTIFY')) return 'notify';
+  // The notifier's batch statement too (`SELECT count(pg_notify(c, p)) FROM unnest(…)`, ADR 0014).
+  if (t.startsWith('SELECT PG_NOTIFY') || t.startsWith('SELECT COUNT(PG_NOTIFY')) return 'notify';
   if (t.startsWith('SELECT') || t.startsWith('WITH')) return 'read';
   if (t.startsWith('UPDATE') || t.startsWith('INSERT') || t.startsWith('DELETE')) return 'write';
   return 'other';

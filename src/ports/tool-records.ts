@@ -55,6 +55,12 @@ export interface ToolRecordStore {
   expiredApprovals(nowIso: string, limit: number): Promise<ApprovalRecord[]>;
   invocation(invocationId: string, tenantId: string | null): Promise<InvocationRecord | null>;
   invocationByKey(idempotencyKey: string): Promise<InvocationRecord | null>;
+  /**
+   * Every invocation of a run with the same normalized call (tool name + arguments hash), oldest
+   * first: the call's own invocation (its idempotency key covers run, tool and arguments hash) and
+   * its earlier repeats (loop detection), in one read.
+   */
+  invocationsOfCall(runId: string, toolName: string, argumentsHash: string): Promise<InvocationRecord[]>;
   /** Succeeded invocations of `toolName` in a run, oldest first (workspace provenance). */
   succeededInvocations(runId: string, toolName: string): Promise<InvocationRecord[]>;
 }

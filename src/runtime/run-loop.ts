@@ -124,7 +124,12 @@ export class RunLoop {
 
   /** One attempt under its `agent.run` span (`attempt`: the span the worker started before claiming). */
   execute(claim: RunClaim, shutdown: AbortSignal, attempt?: AttemptSpan): Promise<RunLoopResult> {
-    return this.telemetry.attempt(claim, attempt, () => this.executeAttempt(claim, shutdown));
+    return this.telemetry.attempt(
+      claim,
+      attempt,
+      () => this.executeAttempt(claim, shutdown),
+      () => this.leases.get(claim)?.run ?? null,
+    );
   }
 
   private async executeAttempt(claim: RunClaim, shutdown: AbortSignal): Promise<RunLoopResult> {
@@ -244,7 +249,9 @@ export class RunLoop {
 
   private async loop(claim: RunClaim, signal: AbortSignal): Promise<Outcome | 'stopped' | 'suspended'> {
     const { deps } = this;
-    let run = await deps.runs.get(claim.runId, null);
+    // What the claim read with its lock (exact at its commit); read here only when it did not.
+    const preloaded = claim.preloaded;
+    let run = preloaded ? preloaded.run : await deps.runs.get(claim.runId, null);
     if (!run || isTerminal(run.status)) return 'stopped';
     const agent = await this.agents.get(run.agentId, run.agentVersion);
     if (!agent)
@@ -288,7 +295,7 @@ export class RunLoop {
     const skills = (deps.skills?.list() ?? []).filter((sk) => skillEnabled(agent, sk.name));
 
     // Resume point: the latest checkpoint when it is for the current step; otherwise the log decides.
-    const cp = await deps.checkpoints.latest(claim.runId);
+    const cp = preloaded ? preloaded.checkpoint : await deps.checkpoints.latest(claim.runId);
     // From here on the loop tracks its run row and checkpoint from its own writes (lease-scope.ts).
     const lease = new LeaseScope(deps.store, claim, run, cp ? { version: cp.version, state: cp.state } : null);
     this.leases.set(claim, lease);
@@ -301,8 +308,11 @@ export class RunLoop {
       step -= 1; // the model call of `step` has no checkpoint: do it again (same step number)
     }
     // Where this run's conversation starts in the session log: kept by every checkpoint, else the
-    // run's first event (read once per lease).
-    const runStart = cp?.state.conversationRange.fromSequence ?? (await this.firstSequenceOfRun(claim, principal));
+    // run's first event (read by the claim, or here once per lease).
+    const runStart =
+      cp?.state.conversationRange.fromSequence ??
+      preloaded?.firstSequence ??
+      (await this.firstSequenceOfRun(claim, principal));
     const firstSequence = (): number => runStart;
 
     for (;;) {
@@ -635,14 +645,14 @@ export class RunLoop {
     };
     const handle = async (call: ToolCallItem, last: boolean): Promise<Outcome | 'stopped' | Suspension | null> => {
       // A call already proposed before a suspension or crash is not counted against the budget again.
-      const existing = await this.pipeline.lookup(call, ctx);
+      const { existing, sameCall } = await this.pipeline.lookupCall(call, ctx);
       if (!existing) {
         const g = guard();
         if (g) return g;
         used += 1;
       } else if (signal.aborted) return 'stopped';
       // The last call's result may wait for the step's checkpoint, which the loop writes next.
-      const r = await this.pipeline.process(call, ctx, append, { existing, defer, deferResult: last });
+      const r = await this.pipeline.process(call, ctx, append, { existing, sameCall, defer, deferResult: last });
       if (r.kind === 'suspend') return r;
       if (r.kind === 'stopped') return 'stopped';
       if (r.kind === 'loop_detected') {

@@ -43,6 +43,8 @@ export type AppendForRun = (events: NewEvent[]) => Promise<void>;
 export interface ProcessOptions {
   /** The invocation already looked up by `lookup` (saves reading it again). */
   readonly existing?: InvocationRecord | null;
+  /** The call's invocations as `lookupCall` read them with `existing` (saves the loop-detection read). */
+  readonly sameCall?: readonly InvocationRecord[];
   readonly defer?: (events: NewEvent[]) => void;
   /** The caller commits before anything else runs (the step's checkpoint follows): defer the result too. */
   readonly deferResult?: boolean;
@@ -110,6 +112,20 @@ export class ToolPipeline {
     return this.deps.records.invocationByKey(this.keyOf(call, ctx).key);
   }
 
+  /**
+   * The call's own invocation (if it was already proposed) and every invocation of the run with
+   * the same tool and arguments hash, in one read; pass both to `process` as `existing` and
+   * `sameCall`.
+   */
+  async lookupCall(
+    call: ToolCallItem,
+    ctx: ToolCallContext,
+  ): Promise<{ existing: InvocationRecord | null; sameCall: readonly InvocationRecord[] }> {
+    const { key, argsHash } = this.keyOf(call, ctx);
+    const sameCall = await this.deps.records.invocationsOfCall(ctx.runId, call.name, argsHash);
+    return { existing: sameCall.find((r) => r.idempotencyKey === key) ?? null, sameCall };
+  }
+
   async process(
     call: ToolCallItem,
     ctx: ToolCallContext,
@@ -133,7 +149,7 @@ export class ToolPipeline {
 
     if (!existing) {
       if (tool) {
-        const prior = await this.deps.runs.priorInvocations(ctx.runId, call.name, argsHash);
+        const prior = options.sameCall ?? (await this.deps.runs.priorInvocations(ctx.runId, call.name, argsHash));
         const answered = prior.filter((p) => p.status === 'succeeded');
         const sameEvidence =
           answered.length >= LOOP_THRESHOLD &&

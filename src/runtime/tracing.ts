@@ -11,12 +11,15 @@ import {
 } from '@opentelemetry/api';
 import type { NewEvent } from '../domain/events/payloads';
 import type { ModelEvent, ModelTurn, ResolvedModel } from '../domain/model/model-events';
-import type { RunClaim, TraceRef } from '../domain/run/run';
+import type { RunClaim, RunRecord, TraceRef } from '../domain/run/run';
+import type { RunStatus } from '../domain/run/status';
 import { totalInputTokens } from '../domain/run/usage';
 import type { ToolResult, ToolSpec } from '../domain/tools/tool-spec';
 import type { Metrics, TokenClass, ToolCallStatus } from '../ports/metrics';
 import type { RunRepository } from '../ports/run-store';
 import { classifyModelError } from './retry';
+
+const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 
 /**
  * Tracing and metrics around the run loop (plan §19), through `@opentelemetry/api` only: with no
@@ -141,7 +144,13 @@ export class RunTelemetry {
    * root; a later attempt (another worker, after a crash, an approval or a release) is a child of
    * that stored root and links to it, so the whole run is one trace (ADR 0015).
    */
-  async attempt<R extends string>(claim: RunClaim, pre: AttemptSpan | undefined, fn: () => Promise<R>): Promise<R> {
+  async attempt<R extends string>(
+    claim: RunClaim,
+    pre: AttemptSpan | undefined,
+    fn: () => Promise<R>,
+    /** The run row as the attempt's own terminal write left it, when the caller holds it (saves a read). */
+    finalRun?: () => RunRecord | null,
+  ): Promise<R> {
     const stored = claim.trace ?? null;
     const proposed = pre?.proposed ?? null;
     let span: Span;
@@ -170,7 +179,7 @@ export class RunTelemetry {
       try {
         const result = await fn();
         span.setAttribute('run.result', result);
-        if (result === 'finished') await this.recordOutcome(claim.runId, span);
+        if (result === 'finished') await this.recordOutcome(claim.runId, span, finalRun?.() ?? null);
         return result;
       } catch (e) {
         fail(span, errorTypeOf(e));
@@ -186,10 +195,10 @@ export class RunTelemetry {
     trace.getActiveSpan()?.setAttributes({ 'agent.id': agent.id, 'agent.version': agent.version });
   }
 
-  private async recordOutcome(runId: string, span: Span): Promise<void> {
+  private async recordOutcome(runId: string, span: Span, known: RunRecord | null): Promise<void> {
     try {
-      const run = await this.runs.get(runId, null);
-      if (!run || !['completed', 'failed', 'cancelled'].includes(run.status)) return;
+      const run = known && TERMINAL_STATUSES.includes(known.status) ? known : await this.runs.get(runId, null);
+      if (!run || !TERMINAL_STATUSES.includes(run.status)) return;
       const status = run.status as 'completed' | 'failed' | 'cancelled';
       const started = run.startedAt ? Date.parse(run.startedAt) : NaN;
       const ended = run.completedAt ? Date.parse(run.completedAt) : this.nowMs();

@@ -60,6 +60,32 @@ export class Database {
     }
   }
 
+  /**
+   * Like `transaction`, with the transaction's first statement sent in the same round trip as its
+   * `BEGIN` (one simple-protocol message, so `firstSql` takes no parameters: the caller inlines
+   * only values it has validated as literals). `fn` gets that statement's result.
+   */
+  async transactionFrom<T, R extends QueryResultRow = QueryResultRow>(
+    firstSql: string,
+    fn: (client: PoolClient, first: { rows: R[]; rowCount: number | null }) => Promise<T>,
+  ): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      const results = (await client.query<R>(`BEGIN; ${firstSql}`)) as unknown as {
+        rows: R[];
+        rowCount: number | null;
+      }[];
+      const result = await fn(client, results[1]);
+      await client.query('COMMIT');
+      return result;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

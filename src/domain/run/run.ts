@@ -1,3 +1,4 @@
+import type { CheckpointState } from './checkpoint';
 import type { RunFailure } from './failure';
 import type { RunLimits } from './limits';
 import type { RunStatus } from './status';
@@ -51,6 +52,22 @@ export interface RunClaim {
   readonly trace?: TraceRef | null;
   /** Claimed from RUNNING with an expired lease: the previous worker died or hung (a recovery). */
   readonly recovered?: boolean;
+  /**
+   * What the claim read for the start of the lease, so the run loop need not read it again
+   * (docs/adr/0013-run-loop-round-trips.md). Exact as of the claim's commit: it was read in the
+   * claim's statement and the claim's append held the session-sequence gate against that read.
+   * Absent when the claimer did not read it (the loop then reads it itself).
+   */
+  readonly preloaded?: ClaimPreload;
+}
+
+/** The run's state at its claim: the run row as the claim's append left it, and its resume point. */
+export interface ClaimPreload {
+  readonly run: RunRecord;
+  /** The run's latest checkpoint, or null when it has none. */
+  readonly checkpoint: { readonly version: number; readonly state: CheckpointState } | null;
+  /** The session sequence of the run's first event (where its conversation starts). */
+  readonly firstSequence: number;
 }
 
 /** A W3C trace context reduced to its ids: 32 and 16 lowercase hex characters. */

@@ -5,7 +5,11 @@ import { ConcurrencyConflict } from '../../../domain/errors';
 import type { Database, Queryable } from '../database';
 import type { Row } from '../../../domain/projections';
 import { GENERATION_SQL, type PgEventStore, type PrereadState } from '../event-store/pg-event-store';
-import { consentStamp } from '../../trajectory/consent-stamp';
+import { consentStampOf } from '../../trajectory/consent-stamp';
+import { runProjection } from '../../../domain/projections/run-projection';
+import type { CheckpointState } from '../../../domain/run/checkpoint';
+import { UUID_PATTERN } from '../keyset-cursor';
+import { toRunRecord } from './run-row';
 
 /** A run reclaimed more often than this is failed instead of crashing workers forever. */
 export const MAX_RUN_ATTEMPTS = 5;
@@ -38,9 +42,14 @@ export class PgRunQueue implements RunQueue {
   }
 
   /**
-   * One transaction of four round trips: BEGIN; lock the next runnable run and set its lease in one
-   * statement that also returns the rows the `run.claimed` append folds (so the append needs no read
-   * of its own); the append; COMMIT. The lease column is operational: the append never writes it.
+   * One transaction of three round trips: `BEGIN` and one statement, sent together, that locks the
+   * next runnable run, sets its lease and returns everything the claim and the lease's start need —
+   * the run and session rows the `run.claimed` append folds (so the append reads nothing), the
+   * read-model generation, the principal's trajectory consent (first start only), the run's latest
+   * checkpoint and the sequence of its first event; then the append; then COMMIT. The lease column
+   * is operational: the append never writes it. What the statement read is exact at the commit:
+   * the append's session-sequence gate refuses the claim if the session moved since (a zombie
+   * lease holder's last write), and checkpoints are only written by appends.
    */
   private tryClaim(
     workerId: string,
@@ -48,38 +57,12 @@ export class PgRunQueue implements RunQueue {
     onlyRunId: string | null,
     proposedTrace: TraceRef | null,
   ): Promise<RunClaim | null> {
-    return this.db.transaction(async (client) => {
-      const res = await client.query<{
-        id: string;
-        session_id: string;
-        tenant_id: string;
-        lease_epoch: string;
-        status: string;
-        attempts: number;
-        limits: { deadlineSeconds: number | null };
-        deadline_at: Date | null;
-        principal_id: string;
-        started_at: Date | null;
-        run_row: Row;
-        session_row: Row | null;
-        generation: string;
-      }>(
-        `UPDATE runs r SET lease_expires_at = now() + ($2::int * interval '1 millisecond')
-          WHERE r.id = (
-            SELECT id FROM runs
-             WHERE ((status = 'queued' AND (scheduled_for IS NULL OR scheduled_for <= now()))
-                OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))
-               AND ($1::uuid IS NULL OR id = $1::uuid)
-             ORDER BY priority, created_at
-             FOR UPDATE SKIP LOCKED
-             LIMIT 1)
-          RETURNING r.id, r.session_id, r.tenant_id, r.lease_epoch, r.status, r.attempts, r.limits, r.deadline_at,
-                    r.principal_id, r.started_at,
-                    to_jsonb(r) AS run_row,
-                    (SELECT to_jsonb(s) FROM sessions s WHERE s.id = r.session_id) AS session_row,
-                    ${GENERATION_SQL} AS generation`,
-        [onlyRunId, leaseMs],
-      );
+    // Inlined as literals (the statement shares its round trip with BEGIN): validated first.
+    if (onlyRunId !== null && !UUID_PATTERN.test(onlyRunId)) return Promise.resolve(null);
+    const lease = Math.max(1, Math.floor(leaseMs));
+    if (!Number.isSafeInteger(lease)) throw new Error(`invalid lease duration ${leaseMs}`);
+    const only = onlyRunId === null ? 'NULL' : `'${onlyRunId}'`;
+    return this.db.transactionFrom<RunClaim | null, ClaimRow>(claimSql(only, lease), async (client, res) => {
       const row = res.rows[0];
       if (!row) return null;
       const preread: PrereadState | undefined = row.session_row
@@ -122,7 +105,7 @@ export class PgRunQueue implements RunQueue {
           : null;
       // The run's trace root: the first traced attempt's, kept by every later one (ADR 0015).
       const trace = (row.attempts > 0 ? await storedTraceRoot(client, row.id) : null) ?? proposedTrace;
-      await this.store.appendWith(
+      const appended = await this.store.appendWith(
         client,
         row.session_id,
         [
@@ -143,11 +126,15 @@ export class PgRunQueue implements RunQueue {
             data: { attempt, deadlineAt, traceId: trace?.traceId ?? null, spanId: trace?.spanId ?? null },
           },
           // Plan §31: trajectory-export consent is evaluated once, at the run's first start.
-          ...(row.started_at === null ? [await consentStamp(client, row.id, row.tenant_id, row.principal_id)] : []),
+          ...(row.started_at === null ? [consentStampOf(row.id, row.principal_id, row.consent)] : []),
         ],
         { tenantId: row.tenant_id },
         preread,
       );
+      // The run row as the append left it: the preread row folded through the same projection.
+      let runRow: Row | undefined = row.run_row;
+      for (const ev of appended.events)
+        if (runProjection.keyOf(ev) === row.id) runRow = runProjection.evolve(runRow, ev) ?? runRow;
       return {
         runId: row.id,
         sessionId: row.session_id,
@@ -157,6 +144,13 @@ export class PgRunQueue implements RunQueue {
         workerId,
         trace,
         recovered: row.status === 'running',
+        preloaded: runRow
+          ? {
+              run: toRunRecord(runRow),
+              checkpoint: row.checkpoint,
+              firstSequence: Number(row.first_sequence ?? appended.events[0].sequence),
+            }
+          : undefined,
       };
     });
   }
@@ -171,6 +165,50 @@ export class PgRunQueue implements RunQueue {
     const row = res.rows[0];
     return { held: row !== undefined, cancelRequested: row?.cancel_requested_at != null };
   }
+}
+
+interface ClaimRow {
+  id: string;
+  session_id: string;
+  tenant_id: string;
+  lease_epoch: string;
+  status: string;
+  attempts: number;
+  limits: { deadlineSeconds: number | null };
+  deadline_at: Date | null;
+  principal_id: string;
+  started_at: Date | null;
+  run_row: Row;
+  session_row: Row | null;
+  generation: string;
+  consent: { status: 'granted' | 'withdrawn'; version: number } | null;
+  checkpoint: { version: number; state: CheckpointState } | null;
+  first_sequence: string | null;
+}
+
+/** The claim statement; `only` and `leaseMs` are validated literals (see `tryClaim`). */
+function claimSql(only: string, leaseMs: number): string {
+  return `UPDATE runs r SET lease_expires_at = now() + (${leaseMs} * interval '1 millisecond')
+     WHERE r.id = (
+       SELECT id FROM runs
+        WHERE ((status = 'queued' AND (scheduled_for IS NULL OR scheduled_for <= now()))
+           OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))
+          AND (${only}::uuid IS NULL OR id = ${only}::uuid)
+        ORDER BY priority, created_at
+        FOR UPDATE SKIP LOCKED
+        LIMIT 1)
+     RETURNING r.id, r.session_id, r.tenant_id, r.lease_epoch, r.status, r.attempts, r.limits, r.deadline_at,
+               r.principal_id, r.started_at,
+               to_jsonb(r) AS run_row,
+               (SELECT to_jsonb(s) FROM sessions s WHERE s.id = r.session_id) AS session_row,
+               ${GENERATION_SQL} AS generation,
+               CASE WHEN r.started_at IS NULL THEN
+                 (SELECT jsonb_build_object('status', t.status, 'version', t.version) FROM trajectory_consents t
+                   WHERE t.tenant_id = r.tenant_id AND t.principal_id = r.principal_id)
+               END AS consent,
+               (SELECT jsonb_build_object('version', c.version, 'state', c.state) FROM checkpoints c
+                 WHERE c.run_id = r.id ORDER BY c.version DESC LIMIT 1) AS checkpoint,
+               (SELECT e.sequence FROM events e WHERE e.run_id = r.id ORDER BY e.id LIMIT 1) AS first_sequence`;
 }
 
 /** The trace root stored by the run's first traced `run.started`, or null. */

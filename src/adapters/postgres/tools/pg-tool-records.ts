@@ -119,6 +119,16 @@ export class PgToolRecords implements ToolRecordStore, DemoWriteLog {
     return res.rows[0] ? toInvocation(res.rows[0]) : null;
   }
 
+  async invocationsOfCall(runId: string, toolName: string, argumentsHash: string): Promise<InvocationRecord[]> {
+    const res = await this.db.query({
+      name: 'agent_invocations_of_call',
+      text: `SELECT * FROM tool_invocations WHERE run_id = $1 AND tool_name = $2 AND normalized_arguments_hash = $3
+              ORDER BY created_at`,
+      values: [runId, toolName, argumentsHash],
+    });
+    return res.rows.map(toInvocation);
+  }
+
   async succeededInvocations(runId: string, toolName: string): Promise<InvocationRecord[]> {
     const res = await this.db.query(
       `SELECT * FROM tool_invocations WHERE run_id = $1 AND tool_name = $2 AND status = 'succeeded' ORDER BY created_at`,
