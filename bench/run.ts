@@ -1,22 +1,19 @@
-import { runAppendBench } from './append.bench';
-import { runContextBench } from './context.bench';
-import { runArtifactsBench } from './artifacts.bench';
-import { runExportBench } from './export.bench';
-import { runRunsBench } from './runs.bench';
-import { runSandboxBench } from './sandbox.bench';
-import { runSseBench } from './sse.bench';
-import { runTracingBench } from './tracing.bench';
+/* eslint-disable @typescript-eslint/no-require-imports */
 
-/** Benchmark suites by name: `node dist/bench/run.js <name>` (or `npm run bench -- <name>`). Add new suites here. */
+/**
+ * Benchmark suites by name: `node dist/bench/run.js <name>` (or `npm run bench -- <name>`). Add new
+ * suites here. Each is loaded only when asked for, so a bench process carries only its own suite's
+ * modules (its memory is part of what some suites measure, e.g. what a fork costs).
+ */
 const suites: Record<string, () => Promise<void>> = {
-  append: runAppendBench,
-  context: runContextBench,
-  artifacts: runArtifactsBench,
-  export: runExportBench,
-  runs: runRunsBench,
-  sandbox: runSandboxBench,
-  sse: runSseBench,
-  tracing: runTracingBench,
+  append: () => (require('./append.bench') as typeof import('./append.bench')).runAppendBench(),
+  context: () => (require('./context.bench') as typeof import('./context.bench')).runContextBench(),
+  artifacts: () => (require('./artifacts.bench') as typeof import('./artifacts.bench')).runArtifactsBench(),
+  export: () => (require('./export.bench') as typeof import('./export.bench')).runExportBench(),
+  runs: () => (require('./runs.bench') as typeof import('./runs.bench')).runRunsBench(),
+  sandbox: () => (require('./sandbox.bench') as typeof import('./sandbox.bench')).runSandboxBench(),
+  sse: () => (require('./sse.bench') as typeof import('./sse.bench')).runSseBench(),
+  tracing: () => (require('./tracing.bench') as typeof import('./tracing.bench')).runTracingBench(),
 };
 
 async function main(): Promise<void> {

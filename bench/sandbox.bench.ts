@@ -11,9 +11,11 @@ import type { EnvironmentHandle, ResourceLimits } from '../src/ports/execution-e
 
 /**
  * `npm run bench -- sandbox`: request → first byte of a trivial command and commands per second
- * through the whole path the worker uses (SandboxClient → unix socket → execution service →
- * namespace adapter → bubblewrap), beside a plain `child_process.spawn` of the same command in the
- * same run (iterations interleaved, so machine load hits both alike). Target: ≤ 3× the plain spawn.
+ * through the whole path the worker uses — SandboxClient → unix socket → `agent sandboxd` (a
+ * separate process, started as `agent start` starts it) → namespace adapter → bubblewrap — beside a
+ * plain `child_process.spawn` of the same command from this process, in the same run (iterations
+ * interleaved, so machine load hits both alike). Target: ≤ 3× the plain spawn. Also shown: the same
+ * path with the service inside this process (what the adapter costs without the service process).
  */
 const ARGV = ['/bin/echo', 'hello'];
 const N = Number(process.env.BENCH_SANDBOX_ITERATIONS ?? 40);
@@ -61,6 +63,40 @@ async function sandboxed(
   return { firstByteMs: first, totalMs: Number(process.hrtime.bigint() - t0) / 1e6 };
 }
 
+/** Starts `agent sandboxd` (namespace adapter) on a socket under `dir`; resolves once it listens. */
+async function startSandboxd(dir: string): Promise<{ socketPath: string; stop(): Promise<void> }> {
+  const socketPath = path.join(dir, 'sandboxd', 'sandboxd.sock');
+  const entry = path.join(__dirname, '..', 'src', 'main.js');
+  const child = spawn(process.execPath, [entry, 'sandboxd'], {
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      AGENT_DATA_DIR: path.join(dir, 'data'),
+      SANDBOX_ADAPTER: 'namespace',
+      SANDBOX_SOCKET: socketPath,
+      SANDBOX_ROOT: path.join(dir, 'sandboxd-sandboxes'),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (stderr.includes('listening on')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`agent sandboxd exited (${code}): ${stderr.trim()}`)));
+  });
+  return {
+    socketPath,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
 async function fullCycle(client: SandboxClient): Promise<number> {
   const t0 = process.hrtime.bigint();
   const env = await client.provision({ tenantId: 'bench', runId: 'bench', leaseSeconds: 60, limits: LIMITS });
@@ -90,19 +126,25 @@ export async function runSandboxBench(): Promise<void> {
   const socketPath = path.join(dir, 'run', 'sandboxd.sock');
   const service = new SandboxService({ socketPath, adapter, log: silentLogger });
   await service.start();
-  const client = new SandboxClient({ socketPath });
+  const local = new SandboxClient({ socketPath });
+  const sandboxd = await startSandboxd(dir);
+  const client = new SandboxClient({ socketPath: sandboxd.socketPath });
   const env = await client.provision({ tenantId: 'bench', runId: 'bench', leaseSeconds: 600, limits: LIMITS });
+  const localEnv = await local.provision({ tenantId: 'bench', runId: 'bench', leaseSeconds: 600, limits: LIMITS });
   try {
     for (let i = 0; i < 3; i++) {
       await plain();
       await sandboxed(client, env);
+      await sandboxed(local, localEnv);
     }
     const p: { firstByteMs: number; totalMs: number }[] = [];
     const s: { firstByteMs: number; totalMs: number }[] = [];
+    const l: { firstByteMs: number; totalMs: number }[] = [];
     const cycles: number[] = [];
     for (let i = 0; i < N; i++) {
       p.push(await plain());
       s.push(await sandboxed(client, env));
+      l.push(await sandboxed(local, localEnv));
       if (i % 4 === 0) cycles.push(await fullCycle(client));
     }
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -110,6 +152,8 @@ export async function runSandboxBench(): Promise<void> {
     const sFirst = s.map((x) => x.firstByteMs);
     const pRate = (1000 * N) / sum(p.map((x) => x.totalMs));
     const sRate = (1000 * N) / sum(s.map((x) => x.totalMs));
+    const lFirst = l.map((x) => x.firstByteMs);
+    const lRate = (1000 * N) / sum(l.map((x) => x.totalMs));
     const cRate = (1000 * cycles.length) / sum(cycles);
     console.log(
       `sandbox bench: ${JSON.stringify(ARGV)}, ${N} iterations each, interleaved, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`,
@@ -120,6 +164,9 @@ export async function runSandboxBench(): Promise<void> {
     );
     console.log(
       `namespace (client→socket→sandboxd→bwrap)    ${f(pct(sFirst, 50))} ${f(pct(sFirst, 95))} | ${f(sRate)}`,
+    );
+    console.log(
+      `  the same, service in this process         ${f(pct(lFirst, 50))} ${f(pct(lFirst, 95))} | ${f(lRate)}`,
     );
     console.log(
       `namespace provision+execute+destroy (tool)                 ${''.padStart(7)} | ${f(cRate)}  (${cycles.length} cycles)`,
@@ -133,6 +180,8 @@ export async function runSandboxBench(): Promise<void> {
     );
   } finally {
     await client.destroy(env).catch(() => undefined);
+    await local.destroy(localEnv).catch(() => undefined);
+    await sandboxd.stop();
     await service.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }

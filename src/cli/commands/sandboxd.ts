@@ -1,19 +1,14 @@
 import type { Command } from 'commander';
-import { runExecutionService } from '../../composition/sandbox-service';
-import { EXIT, exitCodeFor } from '../exit-codes';
+import { runSandboxd } from '../sandboxd-main';
 
-/** `agent sandboxd`: the execution service (started by `agent start`; docs/sandbox.md). */
+/**
+ * `agent sandboxd`: the execution service (started by `agent start`; docs/sandbox.md). A bare
+ * `agent sandboxd` never gets here: src/main.ts runs it without loading the CLI (see sandboxd-main.ts);
+ * this registration gives it its place in `agent --help`.
+ */
 export function registerSandboxCommands(program: Command): void {
   program
     .command('sandboxd')
     .description('run the execution service that owns sandboxes (started by `agent start`; see docs/sandbox.md)')
-    .action(() =>
-      runExecutionService().then(
-        (code) => process.exit(code),
-        (e: unknown) => {
-          process.stderr.write(`error: sandboxd: ${e instanceof Error ? e.message : String(e)}\n`);
-          process.exit(e instanceof Error && 'code' in e ? exitCodeFor(e) : EXIT.unavailable);
-        },
-      ),
-    );
+    .action(() => runSandboxd());
 }
