@@ -9,6 +9,7 @@ import { ArtifactStore1764600000000 } from './migrations/1764600000000-ArtifactS
 import { TrajectoryExport1764610000000 } from './migrations/1764610000000-TrajectoryExport';
 import { LeanAppend1764630000000 } from './migrations/1764630000000-LeanAppend';
 import { McpGrants1764660000000 } from './migrations/1764660000000-McpGrants';
+import { ExportHeartbeat1764700000000 } from './migrations/1764700000000-ExportHeartbeat';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
 export const MIGRATIONS = [
@@ -21,6 +22,7 @@ export const MIGRATIONS = [
   TrajectoryExport1764610000000,
   LeanAppend1764630000000,
   McpGrants1764660000000,
+  ExportHeartbeat1764700000000,
 ];
 
 /**

@@ -9,6 +9,11 @@ import { isoOf, isoOrNull, UUID_PATTERN } from '../postgres/keyset-cursor';
 import { AtomicLineFile } from './export-file';
 import type { TrajectoryExporter } from './exporter';
 
+/** How often a running job's process moves its heartbeat. */
+const HEARTBEAT_MS = 10_000;
+/** A running (or still queued) job whose heartbeat is older than this lost its process. */
+const STALE_SECONDS = 60;
+
 interface JobRow {
   id: string;
   tenant_id: string;
@@ -28,9 +33,16 @@ interface JobRow {
  * and records which principals' runs it contains, so a later withdrawal of consent can delete it.
  * Before the job is marked succeeded, the consent of every contained principal is re-checked under a
  * row lock; a consent changed during the export fails the job and expires its artifact.
+ *
+ * While a job runs, its process moves the job's `heartbeat_at` every 10 s. A job whose process died
+ * (crash, SIGKILL) keeps `running` in its row; once its heartbeat is a minute old, reading the job
+ * reports it failed with `interrupted` (and records that), so a client polling it gets an answer.
  */
 export class PgExportJobs {
   private readonly running = new Set<Promise<void>>();
+  /** Ids of the jobs this process is running (their heartbeats). */
+  private readonly active = new Set<string>();
+  private heartbeat: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly db: Database,
@@ -62,6 +74,7 @@ export class PgExportJobs {
   async get(tenantId: string, id: string): Promise<TrajectoryExportJob> {
     if (typeof id !== 'string' || !UUID_PATTERN.test(id))
       throw new ValidationError(`export id is not a UUID: ${String(id)}`, { field: 'export_id' });
+    await this.failIfInterrupted(tenantId, id);
     const res = await this.db.query<JobRow>(`SELECT * FROM trajectory_exports WHERE id = $1 AND tenant_id = $2`, [
       id,
       tenantId,
@@ -82,6 +95,50 @@ export class PgExportJobs {
     };
   }
 
+  /**
+   * Records a job whose process stopped before finishing it as failed (`interrupted`): it is still
+   * `running` (or `queued`) and nothing has moved its heartbeat for STALE_SECONDS. Nothing else can
+   * finish it: the export's partial file lived in that process.
+   */
+  private async failIfInterrupted(tenantId: string, id: string): Promise<void> {
+    await this.db.query(
+      `UPDATE trajectory_exports SET status = 'failed', error = $3, finished_at = $4
+        WHERE id = $1 AND tenant_id = $2 AND status IN ('queued', 'running')
+          AND coalesce(heartbeat_at, created_at) < now() - make_interval(secs => $5)`,
+      [
+        id,
+        tenantId,
+        JSON.stringify({
+          code: 'interrupted',
+          message:
+            'the API process running this export stopped before it finished; nothing was kept, start a new export',
+        }),
+        this.clock.nowIso(),
+        STALE_SECONDS,
+      ],
+    );
+  }
+
+  /** Moves the heartbeat of every job this process runs, while there are any. */
+  private beat(id: string, running: boolean): void {
+    if (running) this.active.add(id);
+    else this.active.delete(id);
+    if (this.active.size > 0 && this.heartbeat === null) {
+      this.heartbeat = setInterval(() => {
+        void this.db
+          .query(
+            `UPDATE trajectory_exports SET heartbeat_at = now() WHERE id = ANY($1::uuid[]) AND status = 'running'`,
+            [[...this.active]],
+          )
+          .catch((e: unknown) => this.log.warn('export heartbeat failed', { error: String(e) }));
+      }, HEARTBEAT_MS);
+      this.heartbeat.unref();
+    } else if (this.active.size === 0 && this.heartbeat !== null) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = null;
+    }
+  }
+
   /** Resolves when every job started by this process has finished (shutdown, tests). */
   async drain(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
@@ -89,10 +146,19 @@ export class PgExportJobs {
 
   private async execute(id: string, tenantId: string, requestedBy: string, filters: ExportFilters): Promise<void> {
     const started = await this.db.query(
-      `UPDATE trajectory_exports SET status = 'running' WHERE id = $1 AND status = 'queued'`,
+      `UPDATE trajectory_exports SET status = 'running', heartbeat_at = now() WHERE id = $1 AND status = 'queued'`,
       [id],
     );
     if (started.rowCount === 0) return;
+    this.beat(id, true);
+    try {
+      await this.run(id, tenantId, requestedBy, filters);
+    } finally {
+      this.beat(id, false);
+    }
+  }
+
+  private async run(id: string, tenantId: string, requestedBy: string, filters: ExportFilters): Promise<void> {
     const file = AtomicLineFile.temporary();
     let artifactId: string | null = null;
     try {
@@ -130,7 +196,10 @@ export class PgExportJobs {
           `SELECT status FROM trajectory_exports WHERE id = $1 FOR UPDATE`,
           [id],
         );
-        if (changed.length > 0 || job.rows[0]?.status !== 'running') return 'consent_changed' as const;
+        // `deleted`: a principal withdrew consent meanwhile; `failed`: reported interrupted (a heartbeat
+        // went stale while this process was stalled), which a client may already have acted on.
+        if (changed.length > 0 || job.rows[0]?.status === 'deleted') return 'consent_changed' as const;
+        if (job.rows[0]?.status !== 'running') return 'interrupted' as const;
         for (const p of principals)
           await client.query(
             `INSERT INTO trajectory_export_members (export_id, tenant_id, principal_id, runs) VALUES ($1, $2, $3, $4)`,
@@ -143,6 +212,11 @@ export class PgExportJobs {
         );
         return 'succeeded' as const;
       });
+      if (outcome === 'interrupted') {
+        throw new ValidationError('the export was reported interrupted while it ran; nothing was kept', {
+          reason: 'interrupted',
+        });
+      }
       if (outcome === 'consent_changed') {
         throw new ValidationError('consent of a principal in this export changed while it ran; nothing was kept', {
           reason: 'consent_changed',

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { createTestDb, type TestDb } from '../../support/test-db';
 import { call, startApi, type ApiHarness, type WireBody } from './api-harness';
 
@@ -36,6 +38,37 @@ async function finished(id: string): Promise<WireBody> {
 }
 
 describe('POST /v1/exports and consent', () => {
+  it('reports a job whose API process died as failed (interrupted) once its heartbeat is a minute old; a job with a live heartbeat stays running', async () => {
+    const c = new Client({ connectionString: tdb.url });
+    await c.connect();
+    try {
+      const [dead, alive, neverStarted] = [randomUUID(), randomUUID(), randomUUID()];
+      await c.query(
+        `INSERT INTO trajectory_exports (id, tenant_id, requested_by, filters, status, created_at, heartbeat_at) VALUES
+           ($1, 'local', 'local-user', '{}', 'running', now() - interval '10 minutes', now() - interval '2 minutes'),
+           ($2, 'local', 'local-user', '{}', 'running', now() - interval '10 minutes', now()),
+           ($3, 'local', 'local-user', '{}', 'queued', now() - interval '10 minutes', NULL)`,
+        [dead, alive, neverStarted],
+      );
+      const d = await call(h.base, 'GET', `/v1/exports/${dead}`);
+      expect(d.status).toBe(200);
+      expect(d.body).toMatchObject({ status: 'failed', error: { code: 'interrupted' } });
+      expect(d.body.finished_at).toEqual(expect.any(String));
+      expect((await call(h.base, 'GET', `/v1/exports/${neverStarted}`)).body).toMatchObject({
+        status: 'failed',
+        error: { code: 'interrupted' },
+      });
+      expect((await call(h.base, 'GET', `/v1/exports/${alive}`)).body.status).toBe('running');
+      const rows = await c.query<{ id: string; status: string }>(
+        `SELECT id, status FROM trajectory_exports WHERE id = ANY($1::uuid[]) ORDER BY status`,
+        [[dead, alive, neverStarted]],
+      );
+      expect(rows.rows.map((r) => r.status)).toEqual(['failed', 'failed', 'running']);
+    } finally {
+      await c.end();
+    }
+  });
+
   it('exports consenting runs into an artifact, and withdrawing consent deletes that export', async () => {
     const before = await calculatorRun(); // no consent recorded yet: skipped
     const granted = await call(h.base, 'PUT', '/v1/consent/trajectory');
