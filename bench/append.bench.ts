@@ -10,6 +10,7 @@ import { openBenchDatabase } from './support/bench-database';
 import { measureFor, type Measurement } from './support/measure';
 import { formatCount, printTable } from './support/print-table';
 import { runLifecycle, sessionCreated } from './support/run-lifecycle';
+import { envNumber } from './support/env';
 
 const TENANT = 'bench';
 /** Events in one `runLifecycle`. */
@@ -18,11 +19,6 @@ const RUN_EVENTS = runLifecycle(0).length;
 /** Uncounted warm-up before each timed measurement (BENCH_WARMUP_SECONDS, default: a third of it, at least 1 s). */
 function warmupSeconds(seconds: number): number {
   return envNumber('BENCH_WARMUP_SECONDS', Math.max(1, seconds / 3));
-}
-
-function envNumber(name: string, fallback: number): number {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
 }
 
 /**

@@ -15,14 +15,10 @@ import { openBenchDatabase } from './support/bench-database';
 import { measureFor } from './support/measure';
 import { formatCount, printTable } from './support/print-table';
 import { runLifecycle, sessionCreated } from './support/run-lifecycle';
+import { envNumber } from './support/env';
 
 const TENANT = 'bench';
 const PRINCIPAL = 'bench-user';
-
-function envNumber(name: string, fallback: number): number {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-}
 
 const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 

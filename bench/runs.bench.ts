@@ -11,11 +11,7 @@ import { LOCAL_PRINCIPAL } from '../src/domain/principal';
 import { openBenchDatabase } from './support/bench-database';
 import { formatCount, printTable } from './support/print-table';
 import { QueryCounter, type QueryRecord } from './support/query-counter';
-
-function envNumber(name: string, fallback: number): number {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-}
+import { envNumber } from './support/env';
 
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;

@@ -11,11 +11,7 @@ import { formatCount, printTable } from './support/print-table';
 import { randomUUID } from 'node:crypto';
 import type { NewEvent } from '../src/domain/events/payloads';
 import { DEFAULT_LIMITS } from '../src/domain/run/limits';
-
-function envNumber(name: string, fallback: number): number {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-}
+import { envNumber } from './support/env';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {

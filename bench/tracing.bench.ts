@@ -11,11 +11,7 @@ import { noopMetrics } from '../src/ports/metrics';
 import { AttemptSpan, RunTelemetry } from '../src/runtime/tracing';
 import { openBenchDatabase } from './support/bench-database';
 import { printTable } from './support/print-table';
-
-function envNumber(name: string, fallback: number): number {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-}
+import { envNumber } from './support/env';
 
 /** Accepts and drops every span: the SDK's full cost without an exporter's I/O. */
 class NoopExporter implements SpanExporter {

@@ -115,7 +115,7 @@ export function buildAppendStatement(
     b.part(
       `su:${changed.join(',')}`,
       () =>
-        `seq AS (UPDATE sessions s SET ${sets.map(([c, p]) => `${c} = ${p()}::${sessTypes.get(c)!}`).join(', ')} WHERE s.id = ${id()}::uuid AND s.next_event_sequence = ${expected()}::bigint AND ${GENERATION} = ${generation()}::text RETURNING 1 AS ok)`,
+        `seq AS (UPDATE sessions s SET ${sets.map(([c, p]) => `${c} = ${p()}::${sessTypes.get(c)!}`).join(', ')} WHERE s.id = ${id()}::uuid AND s.next_event_sequence = ${expected()}::bigint AND ${GENERATION_SQL} = ${generation()}::text RETURNING 1 AS ok)`,
     );
   } else {
     const cols = sessionProjection.columns;
@@ -126,7 +126,7 @@ export function buildAppendStatement(
     b.part(
       'sj',
       () =>
-        `seq AS (UPDATE sessions s SET (${cols.join(', ')}) = (SELECT ${cols.map((c) => `r.${c}`).join(', ')} FROM jsonb_populate_record(NULL::sessions, ${row()}::jsonb) r) WHERE s.id = ${id()}::uuid AND s.next_event_sequence = ${expected()}::bigint AND ${GENERATION} = ${generation()}::text RETURNING 1 AS ok)`,
+        `seq AS (UPDATE sessions s SET (${cols.join(', ')}) = (SELECT ${cols.map((c) => `r.${c}`).join(', ')} FROM jsonb_populate_record(NULL::sessions, ${row()}::jsonb) r) WHERE s.id = ${id()}::uuid AND s.next_event_sequence = ${expected()}::bigint AND ${GENERATION_SQL} = ${generation()}::text RETURNING 1 AS ok)`,
     );
   }
 
@@ -252,8 +252,8 @@ function sqlValue(v: unknown, type: string): unknown {
   return v;
 }
 
-/** The read-model generation as the statement re-checks it (see GENERATION_SQL). */
-const GENERATION = `coalesce((SELECT max(rebuilt_at)::text FROM projection_watermarks), '')`;
+/** The read-model generation: when a repair last rewrote projection rows. */
+export const GENERATION_SQL = `coalesce((SELECT max(rebuilt_at)::text FROM projection_watermarks), '')`;
 
 /**
  * Collects the statement's parts and values in one pass. Each part contributes a key fragment (the

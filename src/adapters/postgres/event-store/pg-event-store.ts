@@ -15,7 +15,7 @@ import {
 import { pgError, type Database, type Queryable } from '../database';
 import { decodeEvent, encodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
 import { toRunRecord } from '../runs/run-row';
-import { buildAppendStatement, type ColumnTypes, type ProjectionWrite } from './append-statement';
+import { buildAppendStatement, GENERATION_SQL, type ColumnTypes, type ProjectionWrite } from './append-statement';
 import { BatchedNotifier, type Notification } from '../notify/batched-notifier';
 import { SessionStateCache } from './session-state-cache';
 
@@ -23,8 +23,7 @@ import { SessionStateCache } from './session-state-cache';
 const OPTIMISTIC_ATTEMPTS = 3;
 const MAX_ATTEMPTS = 10;
 const GENERATION = '__generation';
-/** The read-model generation: when a repair last rewrote projection rows. */
-export const GENERATION_SQL = `coalesce((SELECT max(rebuilt_at)::text FROM projection_watermarks), '')`;
+export { GENERATION_SQL };
 
 /**
  * Rows a caller already read inside its transaction (`to_jsonb(row)` of each projection table, and
