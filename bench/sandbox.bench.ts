@@ -6,6 +6,7 @@ import { silentLogger } from '../src/adapters/logging/pino-logger';
 import { NamespaceExecutionEnvironment } from '../src/adapters/sandbox/namespace-environment';
 import { SandboxClient } from '../src/adapters/sandbox/sandbox-client';
 import { SandboxService } from '../src/adapters/sandbox/sandbox-service';
+import { spawnSandboxd, waitForSocket } from '../src/adapters/sandbox';
 import { DEFAULT_ENV_ALLOWLIST } from '../src/domain/sandbox/request-checks';
 import type { EnvironmentHandle, ResourceLimits } from '../src/ports/execution-environment';
 
@@ -63,29 +64,21 @@ async function sandboxed(
   return { firstByteMs: first, totalMs: Number(process.hrtime.bigint() - t0) / 1e6 };
 }
 
-/** Starts `agent sandboxd` (namespace adapter) on a socket under `dir`; resolves once it listens. */
+/**
+ * Starts `agent sandboxd` (namespace adapter) on a socket under `dir` as `agent start` does
+ * (spawnSandboxd: scrubbed environment); resolves once it listens.
+ */
 async function startSandboxd(dir: string): Promise<{ socketPath: string; stop(): Promise<void> }> {
   const socketPath = path.join(dir, 'sandboxd', 'sandboxd.sock');
-  const entry = path.join(__dirname, '..', 'src', 'main.js');
-  const child = spawn(process.execPath, [entry, 'sandboxd'], {
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      AGENT_DATA_DIR: path.join(dir, 'data'),
-      SANDBOX_ADAPTER: 'namespace',
-      SANDBOX_SOCKET: socketPath,
-      SANDBOX_ROOT: path.join(dir, 'sandboxd-sandboxes'),
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const child = spawnSandboxd(path.join(__dirname, '..', 'src', 'main.js'), {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    AGENT_DATA_DIR: path.join(dir, 'data'),
+    SANDBOX_ADAPTER: 'namespace',
+    SANDBOX_SOCKET: socketPath,
+    SANDBOX_ROOT: path.join(dir, 'sandboxd-sandboxes'),
+    LOG_LEVEL: 'warn',
   });
-  let stderr = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      if (stderr.includes('listening on')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`agent sandboxd exited (${code}): ${stderr.trim()}`)));
-  });
+  await waitForSocket(socketPath, 60_000, child);
   return {
     socketPath,
     stop: () =>
