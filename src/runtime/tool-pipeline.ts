@@ -295,8 +295,13 @@ export class ToolPipeline {
     // start skips the tool altogether: recovery finds the call proposed or authorized (§8.4).
     if (ctx.signal.aborted) return { kind: 'stopped' };
     await append([ev({ type: 'tool.call.started', data: { invocationId } })]);
-    if (tool.spec.idempotency === 'non_idempotent')
+    // A stop that arrived while a start was being written: its `abort` has already fired, so only
+    // this check keeps the tool from running. Recovery retries a safe call and reviews an unsafe one.
+    if (ctx.signal.aborted) return { kind: 'stopped' };
+    if (tool.spec.idempotency === 'non_idempotent') {
       await append([ev({ type: 'tool.call.effect_started', data: { invocationId } })]);
+      if (ctx.signal.aborted) return { kind: 'stopped' };
+    }
     const result = await this.telemetry.toolExecute(tool.spec, invocationId, () =>
       this.execute(tool.spec.timeoutSeconds, ctx, invocationId, key, args, call.name),
     );
@@ -459,6 +464,8 @@ export class ToolPipeline {
     const controller = new AbortController();
     const onAbort = () => controller.abort(ctx.signal.reason);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
+    // An already-aborted signal never fires `abort` again.
+    if (ctx.signal.aborted) onAbort();
     const timer = setTimeout(() => controller.abort(new Error('timeout')), timeoutSeconds * 1000);
     try {
       const timeout = new Promise<ToolResult>((resolve) =>
