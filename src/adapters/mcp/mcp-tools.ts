@@ -69,6 +69,8 @@ export class McpTool implements Tool {
       const raw = await this.supervisor.callTool(this.mcpName, args, ctx.signal, this.spec.timeoutSeconds * 1000);
       // A credential we handed the server (env allowlist, HTTP auth) never comes back out of it.
       const out = redactCredentials(raw, this.supervisor.config);
+      // Whole up to the ceiling: the pipeline keeps a result over max_output_bytes as an artifact
+      // and gives the model an excerpt and its reference (plan §8.3 "truncate or artifactize").
       const output = limitOutput(
         {
           server: serverId,
@@ -76,7 +78,7 @@ export class McpTool implements Tool {
           content: out.content,
           ...(out.structuredContent ? { structured: out.structuredContent } : {}),
         },
-        this.spec.maximumOutputBytes,
+        MCP_RESULT_CEILING_BYTES,
       );
       if (out.isError) {
         return {
@@ -152,6 +154,14 @@ function textOf(content: unknown[]): string {
   return (text || 'the tool reported an error').slice(0, 500);
 }
 
+/**
+ * The most of one MCP result kept anywhere (16 MiB, the largest `max_output_bytes` allowed): below
+ * it a result reaches the tool pipeline whole, which stores one over the tool's `max_output_bytes`
+ * as an artifact; above it even the artifact would be unreasonable, so the result is cut here (the
+ * JSON-RPC message was already in memory: the ceiling bounds what is stored, not what was read).
+ */
+export const MCP_RESULT_CEILING_BYTES = 16 * 1024 * 1024;
+
 /** Keeps the result under `limit` serialized bytes: oversize content becomes a text excerpt. */
 export function limitOutput(output: Record<string, unknown>, limit: number): Record<string, unknown> {
   const json = JSON.stringify(output);
@@ -220,7 +230,7 @@ export class McpResourceTool implements Tool {
         await this.supervisor.readResource(uri, ctx.signal, this.spec.timeoutSeconds * 1000),
         server,
       );
-      return { ok: true, output: limitOutput({ server: server.id, uri, contents }, this.spec.maximumOutputBytes) };
+      return { ok: true, output: limitOutput({ server: server.id, uri, contents }, MCP_RESULT_CEILING_BYTES) };
     } catch (caught) {
       if (caught instanceof McpServerUnavailable)
         return {

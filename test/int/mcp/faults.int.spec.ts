@@ -95,14 +95,28 @@ describe('MCP server faults', () => {
     expect(dataOf(ok.events, 'tool.call.completed')).toHaveLength(1);
   });
 
-  it('an oversize result is truncated to max_output_bytes', async () => {
+  it('an oversize result is kept whole as an artifact; the event and the model get an excerpt within max_output_bytes and the reference', async () => {
     const big = 'x'.repeat(5000);
     const { status, events } = await runText(`call mcp.everything.echo with {"message":"${big}"}`);
     expect(status).toBe('completed');
     const [completed] = dataOf(events, 'tool.call.completed');
-    expect(Buffer.byteLength(JSON.stringify(completed.result))).toBeLessThanOrEqual(1024 + 512);
-    expect(JSON.stringify(completed.result)).toContain('truncated');
-    expect(JSON.stringify(completed.result)).not.toContain(big);
+    expect(completed.truncated).toBe(true);
+    const result = completed.result as { marker: string; excerpt: string; artifact: { artifact_id: string } };
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(1024);
+    expect(JSON.stringify(result)).not.toContain(big);
+    const [created] = dataOf(events, 'artifact.created');
+    expect(created).toMatchObject({ source: 'tool_result', mediaType: 'application/json' });
+    expect(result.artifact.artifact_id).toBe(created.artifactId);
+    expect(result.marker).toContain(
+      `exceed the 1024-byte limit; the full result is artifact ${String(created.artifactId)}`,
+    );
+    const stored = await t.platform.artifacts.open('local', String(created.artifactId));
+    const chunks: Buffer[] = [];
+    for await (const c of stored!.stream) chunks.push(Buffer.from(c));
+    const full = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { trust: string; data: { content: unknown } };
+    // The whole result, labelled untrusted like the inline one would have been.
+    expect(full.trust).toBe('external_untrusted');
+    expect(JSON.stringify(full.data.content)).toContain(big);
   });
 
   it('a credential passed to a server through its env allowlist appears in no event, log record or tool result', async () => {
