@@ -10,6 +10,7 @@ import { TOOL_USE_SCOPE } from '../api/auth/scopes';
 import { bodyParsing, jsonParserOptions } from '../api/body-parsing';
 import { TenantRateLimiter } from '../api/limits/rate-limiter';
 import { requestIdMiddleware } from '../api/request-context';
+import { requestSpanMiddleware } from '../api/request-span';
 import { apiValidationPipe } from '../api/validation';
 import { dashboardMiddleware } from '../dashboard/serve';
 import { AppModule } from './app.module';
@@ -44,6 +45,8 @@ export async function createHttpApp(platform: Platform): Promise<INestApplicatio
   // Order matters: request id first (every response carries it), then the media type check, the
   // size-limited JSON parser and the translation of its errors into the envelope.
   app.use(requestIdMiddleware);
+  // Then the request's span (continuing a client's traceparent), so every event it writes names its trace.
+  app.use(requestSpanMiddleware);
   // The web dashboard (`/`, `/console`, `/sessions/{id}`, `/runs/{id}`, `/assets/*`): static, no auth —
   // the page itself calls /v1 with the user's credentials.
   app.use(dashboardMiddleware());

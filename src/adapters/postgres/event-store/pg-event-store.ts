@@ -1,3 +1,4 @@
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import type { Clock } from '../../../ports/clock';
 import type { AppendOptions, AppendResult, EventStore, GlobalPosition } from '../../../ports/event-store';
 import type { NewEvent, StoredEvent } from '../../../domain/events/payloads';
@@ -127,6 +128,7 @@ export class PgEventStore implements EventStore {
     preread?: PrereadState,
   ): Promise<{ result: AppendResult; notifications: Notification[] }> {
     const createdAt = this.clock.nowIso();
+    const ambientTraceId = activeTraceId();
     const drafts: StoredEvent[] = encoded.map(
       ({ e, type, version }) =>
         ({
@@ -140,7 +142,7 @@ export class PgEventStore implements EventStore {
           actorType: e.actorType ?? 'system',
           actorId: e.actorId ?? null,
           tenantId: options.tenantId,
-          traceId: e.traceId ?? null,
+          traceId: e.traceId ?? ambientTraceId,
           createdAt,
         }) as StoredEvent,
     );
@@ -455,6 +457,16 @@ export class PgEventStore implements EventStore {
       position: lastRow ? { transactionId: lastRow.transaction_id, eventId: Number(lastRow.id) } : after,
     };
   }
+}
+
+/**
+ * The active span's trace id, stamped on events that carry none: whoever appends inside a traced
+ * HTTP request or run attempt (the API, the worker, the CLI) writes events that name their trace.
+ * Null with tracing off (the API's no-op span has no valid context).
+ */
+function activeTraceId(): string | null {
+  const sc = trace.getActiveSpan()?.spanContext();
+  return sc && isSpanContextValid(sc) ? sc.traceId : null;
 }
 
 /** The rows a batch touches, from a caller's pre-read, or undefined when it does not cover them all. */
