@@ -23,6 +23,21 @@ export interface McpServerView {
   readonly counters: { readonly calls: number; readonly failedCalls: number; readonly protocolErrors: number };
 }
 
+/** An operator action's outcome: this process's server, and what the other processes answered. */
+export interface McpControlOutcome {
+  readonly server: McpServerView;
+  readonly others: {
+    readonly acknowledged: readonly {
+      readonly process: string;
+      readonly service: string;
+      readonly pid: number;
+      readonly state: string | null;
+      readonly error: string | null;
+    }[];
+    readonly unacknowledged: readonly string[];
+  } | null;
+}
+
 export interface GrantView {
   readonly agentId: string;
   readonly serverId: string;
@@ -37,7 +52,11 @@ export interface GrantView {
 export interface McpAdmin {
   status(): McpServerView[];
   has(serverId: string): boolean;
-  control(serverId: string, action: 'start' | 'stop' | 'restart'): Promise<McpServerView>;
+  /**
+   * Applies the action here and in every other process; `others` is null when the broadcast itself
+   * failed (the action was applied in this process only).
+   */
+  control(serverId: string, action: 'start' | 'stop' | 'restart'): Promise<McpControlOutcome>;
   getGrant(principal: Principal, agentId: string, serverId: string): Promise<GrantView>;
   replaceGrant(
     principal: Principal,
@@ -117,7 +136,22 @@ export class McpController {
     if (!['start', 'stop', 'restart'].includes(action))
       throw new NotFoundError(`no route POST /v1/mcp/servers/{id}/${action.slice(0, 40)}`, { action });
     this.server(id);
-    return presentServer(await this.mcp.control(id, action as 'start' | 'stop' | 'restart'));
+    const outcome = await this.mcp.control(id, action as 'start' | 'stop' | 'restart');
+    return {
+      ...presentServer(outcome.server),
+      // The other processes (e.g. the worker of `agent start`): who applied the action, with what result.
+      processes: {
+        broadcast: outcome.others !== null,
+        acknowledged: (outcome.others?.acknowledged ?? []).map((a) => ({
+          process: a.process,
+          service: a.service,
+          pid: a.pid,
+          state: a.state,
+          error: a.error,
+        })),
+        unacknowledged: outcome.others?.unacknowledged ?? [],
+      },
+    };
   }
 
   @Get('agents/:agentId/mcp-grants/:serverId')

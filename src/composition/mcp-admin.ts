@@ -9,12 +9,11 @@ export function mcpAdminFor(platform: Pick<Platform, 'mcp' | 'mcpGrants' | 'mcpC
     // Applied here, then broadcast so every other process (e.g. the worker of `agent start`) applies it too.
     control: async (id, action) => {
       const report = await platform.mcp.control(id, action);
-      await platform.mcpControl
-        .broadcast(id, action)
-        .catch((e: unknown) =>
-          platform.log.warn('mcp operator action not broadcast', { server: id, error: String(e) }),
-        );
-      return report;
+      const others = await platform.mcpControl.broadcast(id, action).catch((e: unknown) => {
+        platform.log.warn('mcp operator action not broadcast', { server: id, error: String(e) });
+        return null;
+      });
+      return { server: report, others };
     },
     getGrant: (principal, agentId, serverId) => platform.mcpGrants.get(principal, agentId, serverId),
     replaceGrant: (principal, agentId, serverId, grant) =>

@@ -162,7 +162,10 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
     mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy, telemetry.metrics);
     await registerMcpTools(mcp, agentFiles, registry, log);
     // Operator start/stop/restart taken by another process (the API) reach this one's supervisors too.
-    mcpControl = new PgMcpControl(handle.url, db, log);
+    mcpControl = new PgMcpControl(handle.url, db, log, {
+      service: opts.service,
+      ackTimeoutMs: settings.mcpControlAckTimeoutMs,
+    });
     if (mcp.serverIds.length > 0) await mcpControl.listen(mcp);
     // Skills: a refused package is logged with its reasons and not offered (agent skills validate).
     const skillPackages = loadSkillPackages(process.env.SKILLS_DIR || path.join(settings.configDir, 'skills'));

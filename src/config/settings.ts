@@ -37,6 +37,11 @@ export interface Settings {
   readonly artifactSweepSeconds: number;
   /** How long an oversized tool result kept as an artifact lives (`AGENT_ARTIFACT_TOOL_RESULT_TTL_SECONDS`); 0 keeps it. */
   readonly artifactToolResultTtlSeconds: number;
+  /**
+   * How long an operator MCP action (`POST /v1/mcp/servers/{id}/start|stop|restart`) waits for the
+   * other processes to acknowledge it (`AGENT_MCP_CONTROL_ACK_TIMEOUT_MS`, default 10000).
+   */
+  readonly mcpControlAckTimeoutMs: number;
   /** Which compactor summarises history under pressure (`CONTEXT_COMPACTOR`, default `extractive`); docs/adr/0017. */
   readonly contextCompactor: ContextCompactorKind;
   /** The model policy the `model` compactor calls (`CONTEXT_COMPACTOR_MODEL_POLICY`); null: the run's own route. */
@@ -100,6 +105,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       : path.join(dataDir, 'artifacts'),
     artifactSweepSeconds: intFrom(env, 'AGENT_ARTIFACT_SWEEP_SECONDS', 300),
     artifactToolResultTtlSeconds: intFrom(env, 'AGENT_ARTIFACT_TOOL_RESULT_TTL_SECONDS', 7 * 24 * 3600),
+    mcpControlAckTimeoutMs: intFrom(env, 'AGENT_MCP_CONTROL_ACK_TIMEOUT_MS', 10_000),
     contextCompactor: compactorFrom(env),
     contextCompactorModelPolicy: env.CONTEXT_COMPACTOR_MODEL_POLICY?.trim() || null,
   };

@@ -22,6 +22,27 @@ interface ServerView {
   counters: { calls: number; failed_calls: number; protocol_errors: number };
 }
 
+/** What `POST /v1/mcp/servers/{id}/<action>` adds: the other processes' answers. */
+interface ControlView extends ServerView {
+  processes: {
+    broadcast: boolean;
+    acknowledged: { process: string; service: string; pid: number; state: string | null; error: string | null }[];
+    unacknowledged: string[];
+  };
+}
+
+/** One line per other process: what it did with the action, or that it did not answer. */
+function otherProcesses(v: ControlView): string[] {
+  const p = v.processes;
+  if (!p.broadcast) return ['  other processes: not told (the broadcast failed; see the API log)'];
+  return [
+    ...p.acknowledged.map(
+      (a) => `  ${a.service} pid ${a.pid} (${a.process.slice(0, 8)}): ${a.error ? `failed: ${a.error}` : a.state}`,
+    ),
+    ...p.unacknowledged.map((o) => `  process ${o.slice(0, 8)}: did not acknowledge in time`),
+  ];
+}
+
 async function api(method: string, path: string): Promise<{ status: number; body: unknown }> {
   loadDotEnv();
   const s = loadSettings();
@@ -134,9 +155,13 @@ export function registerMcpCommands(program: Command): void {
         run(async () => {
           const r = await api('POST', `/v1/mcp/servers/${encodeURIComponent(id)}/${action}`);
           if (r.status !== 200) return failed(r);
-          const s = r.body as ServerView;
-          process.stdout.write(`${line(s)}\n`);
-          return action !== 'stop' && s.state !== 'ready' ? EXIT.failed : EXIT.ok;
+          const s = r.body as ControlView;
+          process.stdout.write(`${[line(s), ...otherProcesses(s)].join('\n')}\n`);
+          const othersOk =
+            s.processes.broadcast &&
+            s.processes.unacknowledged.length === 0 &&
+            s.processes.acknowledged.every((a) => a.error === null && (action === 'stop' || a.state === 'ready'));
+          return (action !== 'stop' && s.state !== 'ready') || !othersOk ? EXIT.failed : EXIT.ok;
         }),
       );
 }

@@ -23,11 +23,28 @@ const STATE_CLASS: Record<string, string> = {
   starting: 's-running',
 };
 
+/** The other processes' answers to an operator action (POST /v1/mcp/servers/{id}/restart). */
+interface ControlProcesses {
+  broadcast: boolean;
+  acknowledged: { process: string; service: string; pid: number; state: string | null; error: string | null }[];
+  unacknowledged: string[];
+}
+
+function describeOutcome(id: string, state: string, p: ControlProcesses): string {
+  const parts = [`${id} restarted: ${state} in the API`];
+  if (!p.broadcast) parts.push('the other processes were not told (see the API log)');
+  for (const a of p.acknowledged) parts.push(`${a.service} pid ${a.pid}: ${a.error ? `failed (${a.error})` : a.state}`);
+  for (const o of p.unacknowledged) parts.push(`process ${o.slice(0, 8)}: no answer`);
+  return `${parts.join('; ')}.`;
+}
+
 /** MCP server health (`GET /v1/mcp/servers`, admin scope), refreshed every 5 s; restart from here. */
 export function McpPage() {
   const [servers, setServers] = useState<McpServer[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<string | null>(null);
+  /** What the last restart did in the other processes (the worker's children), from its acknowledgements. */
+  const [outcome, setOutcome] = useState<string | null>(null);
   const load = () =>
     api<{ items: McpServer[] }>('GET', '/v1/mcp/servers').then(
       (r) => (setServers(r.items), setError(null)),
@@ -48,7 +65,11 @@ export function McpPage() {
   const restart = async (id: string) => {
     setBusy(id);
     try {
-      await api('POST', `/v1/mcp/servers/${encodeURIComponent(id)}/restart`);
+      const r = await api<McpServer & { processes: ControlProcesses }>(
+        'POST',
+        `/v1/mcp/servers/${encodeURIComponent(id)}/restart`,
+      );
+      setOutcome(describeOutcome(id, r.state, r.processes));
     } catch (e) {
       setError(e);
     }
@@ -59,6 +80,11 @@ export function McpPage() {
     <section aria-labelledby="mcp-h">
       <h1 id="mcp-h">MCP servers</h1>
       <ErrorText error={error} />
+      {outcome ? (
+        <p role="status" class="muted">
+          {outcome}
+        </p>
+      ) : null}
       {servers !== null && servers.length === 0 ? (
         <p class="muted">No MCP servers are configured (config/mcp.yaml).</p>
       ) : null}
