@@ -30,6 +30,7 @@ import { randomIds, systemClock } from '../adapters/system-clock';
 import type { Settings } from '../config/settings';
 import { ConfigurationError } from '../domain/errors';
 import { LOCAL_PRINCIPAL } from '../domain/principal';
+import type { StoredEvent } from '../domain/events/payloads';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { Logger } from '../ports/logger';
 import { ModelRouter } from '../runtime/model-router';
@@ -94,7 +95,7 @@ export interface Platform {
   readonly log: Logger;
   /** This process's plan §19 metrics (`GET /metrics`); shared by every platform in the process. */
   readonly metrics: PromMetrics;
-  createRunLoop(overrides?: Partial<RunLoopSettings>): RunLoop;
+  createRunLoop(overrides?: Partial<RunLoopSettings>, onCommitted?: (events: readonly StoredEvent[]) => void): RunLoop;
   /** A worker; unless restricted to one run it also runs the approval expiry reaper every `reaperIntervalMs` (default 5 s). */
   createWorker(opts?: {
     workerId?: string;
@@ -103,6 +104,8 @@ export interface Platform {
     drainMs?: number;
     onlyRunId?: string;
     reaperIntervalMs?: number;
+    /** Sees every commit of this worker's run loop before the loop goes on (RunLoopDeps.onCommitted). */
+    onCommitted?: (events: readonly StoredEvent[]) => void;
   }): Worker;
   /** Replays the event log into fresh read models (see docs/projections.md). */
   rebuildProjections(opts: Omit<RebuildOptions, never>): Promise<RebuildReport>;
@@ -203,7 +206,10 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       log,
       ...compactorOptions(settings, router, ids),
     });
-    const createRunLoop = (overrides: Partial<RunLoopSettings> = {}) =>
+    const createRunLoop = (
+      overrides: Partial<RunLoopSettings> = {},
+      onCommitted?: (events: readonly StoredEvent[]) => void,
+    ) =>
       new RunLoop(
         {
           store,
@@ -225,6 +231,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
           artifacts: { store: artifacts, ttlSeconds: settings.artifactToolResultTtlSeconds },
           context,
           skills,
+          onCommitted,
         },
         { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
       );
@@ -268,7 +275,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
         if (o.onlyRunId)
           return new Worker(
             queue,
-            createRunLoop(),
+            createRunLoop({}, o.onCommitted),
             new PgListenWakeup(handle.url, log),
             clock,
             ids,
@@ -288,7 +295,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
         };
         return new HousekeepingWorker(
           queue,
-          createRunLoop(),
+          createRunLoop({}, o.onCommitted),
           new PgListenWakeup(handle.url, log),
           clock,
           ids,

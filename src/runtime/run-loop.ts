@@ -1,7 +1,7 @@
 import { enabledToolNames, mcpGrantsOf, type AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
 import { ContextBuildError, ContextOverflow, LeaseFencedError, ModelPermanentError } from '../domain/errors';
-import type { NewEvent } from '../domain/events/payloads';
+import type { NewEvent, StoredEvent } from '../domain/events/payloads';
 import { assembleTurn } from '../domain/model/assembler';
 import type { ModelAttempt, ModelTurn } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
@@ -63,6 +63,12 @@ export interface RunLoopDeps {
   readonly artifacts?: ToolResultArtifacts;
   /** The process's skills (metadata rendered in the prefix for agents that enable them); optional. */
   readonly skills?: SkillSource;
+  /**
+   * Called with the events of every append this loop commits, after the commit and before the loop
+   * goes on (synchronously, so a stop it triggers is seen at the loop's next check). The eval
+   * harness crashes its worker exactly at an event through it; nothing else should need it.
+   */
+  readonly onCommitted?: (events: readonly StoredEvent[]) => void;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */
@@ -232,6 +238,16 @@ export class RunLoop {
    * plain fenced append.
    */
   private appendTraced(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint) {
+    const tap = this.deps.onCommitted;
+    const written = this.appendFenced(claim, events, checkpoint);
+    if (!tap) return written;
+    return written.then((result) => {
+      if (result) tap(result.events);
+      return result;
+    });
+  }
+
+  private appendFenced(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint) {
     const lease = this.leases.get(claim);
     if (lease) return lease.write(withTraceId(events), checkpoint);
     return this.deps.store.append(claim.sessionId, withTraceId(events), {

@@ -10,6 +10,8 @@ import { followRun } from '../follow-run';
 import type { EvalCase, Intervention } from './case-types';
 import { describeIntervention, InterventionTracker } from './interventions';
 
+type Worker = ReturnType<Platform['createWorker']>;
+
 /** The CQRS buses the harness talks to: the same application services as the API and the CLI. */
 export interface Buses {
   readonly commands: CommandBus;
@@ -30,7 +32,44 @@ export async function driveRun(
   defaultTimeoutMs: number,
 ): Promise<string[]> {
   const failures: string[] = [];
-  const newWorker = () => platform.createWorker({ onlyRunId: runId, concurrency: 1, pollIntervalMs: 200, drainMs: 0 });
+  let applying: Promise<void> = Promise.resolve();
+  const failed = (i: Intervention) => (err: unknown) => {
+    failures.push(
+      `intervention ${describeIntervention(i)} failed: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  };
+  // A crash lands exactly at its event: the worker's own commit of it stops the worker before its
+  // loop goes on (the loop's next check sees the abort), like a process killed right after that
+  // commit. Observed through the event log instead, it would land some milliseconds later — after
+  // whatever the loop did next (a tool already started) — and test a different point each time.
+  const crashes = new InterventionTracker(c.interventions.filter((i) => i.action === 'crash_worker'));
+  const crashAt = (crashed: Worker, events: readonly StoredEvent[]): void => {
+    for (const e of events) {
+      for (const i of crashes.observe(e)) {
+        const stopping = crashed.crash(); // aborts the run synchronously, then waits for it to stop
+        applying = applying
+          .then(async () => {
+            await stopping;
+            // A fresh worker reclaims the run once the lease expires, which is what crash cases test.
+            worker = newWorker();
+            await worker.start();
+            // A crash that abandoned nothing (the run had already finished) tested nothing.
+            if (crashed.stats.abandoned === 0) throw new Error('the worker had no run in flight to abandon');
+          })
+          .catch(failed(i));
+      }
+    }
+  };
+  const newWorker = (): Worker => {
+    const w: Worker = platform.createWorker({
+      onlyRunId: runId,
+      concurrency: 1,
+      pollIntervalMs: 200,
+      drainMs: 0,
+      onCommitted: (events) => crashAt(w, events),
+    });
+    return w;
+  };
   let worker = newWorker();
   await worker.start();
   const apply = async (i: Intervention): Promise<void> => {
@@ -40,17 +79,8 @@ export async function driveRun(
           new CancelRunCommand(principal, runId, `eval intervention: ${describeIntervention(i)}`),
         );
         return;
-      case 'crash_worker': {
-        // Abandon the run without another write, like a killed process; a fresh worker reclaims it
-        // once the lease expires, which is what the crash cases test.
-        const crashed = worker;
-        await crashed.crash();
-        worker = newWorker();
-        await worker.start();
-        // A crash that abandoned nothing (the run had already finished) tested nothing.
-        if (crashed.stats.abandoned === 0) throw new Error('the worker had no run in flight to abandon');
-        return;
-      }
+      case 'crash_worker':
+        throw new Error("a crash is applied at the worker's commit of its event, not from the log");
       case 'approve':
       case 'deny':
       case 'review_retry':
@@ -79,13 +109,12 @@ export async function driveRun(
       }
     }
   };
-  const tracker = new InterventionTracker(c.interventions);
+  const tracker = new InterventionTracker(c.interventions.filter((i) => i.action !== 'crash_worker'));
   // Each crash waits out a lease before the run can move again, so it extends the timeout.
-  const crashes = c.interventions.filter((i) => i.action === 'crash_worker').length;
+  const crashCount = c.interventions.filter((i) => i.action === 'crash_worker').length;
   const timeoutMs =
     (c.timeoutSeconds !== null ? c.timeoutSeconds * 1000 : defaultTimeoutMs) +
-    crashes * platform.settings.leaseSeconds * 1000;
-  let applying: Promise<void> = Promise.resolve();
+    crashCount * platform.settings.leaseSeconds * 1000;
   let terminal: StoredEvent | null;
   try {
     terminal = await followRun(
@@ -95,13 +124,7 @@ export async function driveRun(
       (e) => {
         for (const i of tracker.observe(e)) {
           // Interventions run in order, off the follow loop, so the loop keeps reading events.
-          applying = applying
-            .then(() => apply(i))
-            .catch((err: unknown) => {
-              failures.push(
-                `intervention ${describeIntervention(i)} failed: ${err instanceof Error ? err.message : String(err)}`,
-              );
-            });
+          applying = applying.then(() => apply(i)).catch(failed(i));
         }
       },
       timeoutMs,
@@ -118,7 +141,7 @@ export async function driveRun(
     // Cancel the abandoned run so no other worker picks it up later (the stop above released it).
     await buses.commands.execute(new CancelRunCommand(principal, runId, 'eval case timed out')).catch(() => undefined);
   }
-  for (const i of tracker.unfired())
+  for (const i of [...crashes.unfired(), ...tracker.unfired()])
     failures.push(`intervention ${describeIntervention(i)} never fired: no such event was observed`);
   return failures;
 }
