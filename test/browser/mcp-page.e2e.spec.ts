@@ -1,18 +1,12 @@
 import { createTestDb, type TestDb } from '../support/test-db';
 import { createTestPlatform, type TestPlatform } from '../support/platform';
 import { startApi, type ApiHarness } from '../int/api/api-harness';
-import { EVERYTHING, makeConfigDir, MCP_AGENT } from '../int/mcp/mcp-support';
+import { EVERYTHING_STDIO_MCP_YAML, MCP_AGENT, makeConfigDir } from '../int/mcp/mcp-support';
 import { ensureDashboardBuilt, launchBrowser, type Browser } from './browser-harness';
 
 // The dashboard's MCP page restarts a server and says what every other process did with the
 // action (ADR 0021): here a second platform on the same database stands for the worker process.
-const MCP_YAML = `
-version: 1
-servers:
-  - id: everything
-    transport: { type: stdio, command: '\${node}', args: ['${EVERYTHING}', 'stdio'] }
-    classification: { side_effect: read, risk: low, idempotency: read_only }
-`;
+const MCP_YAML = EVERYTHING_STDIO_MCP_YAML;
 
 let tdb: TestDb;
 let api: ApiHarness;

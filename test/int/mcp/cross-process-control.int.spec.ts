@@ -9,19 +9,13 @@ import {
   MCP_CONTROL_APPLICATION_PREFIX,
   MCP_CONTROL_CHANNEL,
 } from '../../../src/adapters/postgres/notify/pg-mcp-control';
-import { capturingLogger, EVERYTHING, makeConfigDir, MCP_AGENT, until } from './mcp-support';
+import { EVERYTHING_STDIO_MCP_YAML, MCP_AGENT, capturingLogger, makeConfigDir, until } from './mcp-support';
 
 // Operator start/stop/restart through the API reach another platform on the same database (as the
 // worker process of `agent start` is): NOTIFY agent_mcp_control, applied to that platform's own
 // supervisors and acknowledged on agent_mcp_control_ack, so the API answers with what every other
 // process did. Each platform runs its own server-everything child over stdio.
-const MCP_YAML = `
-version: 1
-servers:
-  - id: everything
-    transport: { type: stdio, command: '\${node}', args: ['${EVERYTHING}', 'stdio'] }
-    classification: { side_effect: read, risk: low, idempotency: read_only }
-`;
+const MCP_YAML = EVERYTHING_STDIO_MCP_YAML;
 
 let tdb: TestDb;
 let api: ApiHarness;

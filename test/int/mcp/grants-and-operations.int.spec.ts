@@ -6,17 +6,11 @@ import type { StoredEvent } from '../../../src/domain/events/payloads';
 import { CreateSessionCommand } from '../../../src/application/sessions/create-session';
 import { LOCAL_PRINCIPAL } from '../../../src/domain/principal';
 import { expandScopes } from '../../../src/api/auth/scopes';
-import { EVERYTHING, makeConfigDir, until } from './mcp-support';
+import { EVERYTHING_STDIO_MCP_YAML, makeConfigDir, until } from './mcp-support';
 
 // Per-agent grants and operator routes over real HTTP (AUTH_MODE=dev: the local principal is admin),
 // with server-everything from npm over stdio and the real worker.
-const MCP_YAML = `
-version: 1
-servers:
-  - id: everything
-    transport: { type: stdio, command: '\${node}', args: ['${EVERYTHING}', 'stdio'] }
-    classification: { side_effect: read, risk: low, idempotency: read_only }
-`;
+const MCP_YAML = EVERYTHING_STDIO_MCP_YAML;
 const GRANTED_AGENT = `
 id: mcp_demo
 version: 1

@@ -9,6 +9,15 @@ export const EVERYTHING = path.resolve(
 );
 const CONFIG = path.resolve(__dirname, '../../../config');
 
+/** `mcp.yaml` with one server: server-everything from npm over stdio, classified read-only. */
+export const EVERYTHING_STDIO_MCP_YAML = `
+version: 1
+servers:
+  - id: everything
+    transport: { type: stdio, command: '\${node}', args: ['${EVERYTHING}', 'stdio'] }
+    classification: { side_effect: read, risk: low, idempotency: read_only }
+`;
+
 /** A copy of config/ with `mcp.yaml` and extra agent files added; removed by the returned cleanup. */
 export function makeConfigDir(mcpYaml: string, agents: Record<string, string> = {}): { dir: string; remove(): void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-mcp-config-'));

@@ -3,17 +3,11 @@ import { call, startApi, type ApiHarness } from '../api/api-harness';
 import type { StoredEvent } from '../../../src/domain/events/payloads';
 import { CreateSessionCommand } from '../../../src/application/sessions/create-session';
 import { LOCAL_PRINCIPAL } from '../../../src/domain/principal';
-import { EVERYTHING, makeConfigDir, MCP_AGENT, until } from './mcp-support';
+import { EVERYTHING_STDIO_MCP_YAML, MCP_AGENT, makeConfigDir, until } from './mcp-support';
 
 // MCP calls, failures, restarts and up/down through the Metrics port, read from `GET /metrics` over
 // real HTTP; server-everything from npm over stdio, the real worker in the API process.
-const MCP_YAML = `
-version: 1
-servers:
-  - id: everything
-    transport: { type: stdio, command: '\${node}', args: ['${EVERYTHING}', 'stdio'] }
-    classification: { side_effect: read, risk: low, idempotency: read_only }
-`;
+const MCP_YAML = EVERYTHING_STDIO_MCP_YAML;
 
 let tdb: TestDb;
 let api: ApiHarness;
