@@ -80,13 +80,24 @@ const EVENT_COLUMNS = [
 const texts = new Map<string, { text: string; name: string }>();
 
 /**
+ * An append statement. Its result is one of two forms:
+ *  - `row`: the narrow statement returns one row `{ id }` (the event's id) when the sequence gate
+ *    held and no row when it did not;
+ *  - `ids`: the JSON-record statement always returns one row `{ ok, ids }`, `ok` 1 when the gate
+ *    held, `ids` the events' `{ id, sequence }`.
+ */
+export interface AppendStatement {
+  readonly text: string;
+  readonly name: string;
+  readonly values: unknown[];
+  readonly result: 'row' | 'ids';
+}
+
+/**
  * The statement for `input`: its values, and its text and prepared-statement name, which are built
  * once per shape and reused, so an append only computes its shape key and serializes its values.
  */
-export function buildAppendStatement(
-  sessionProjection: Projection,
-  input: AppendStatementInput,
-): { text: string; name: string; values: unknown[] } {
+export function buildAppendStatement(sessionProjection: Projection, input: AppendStatementInput): AppendStatement {
   const b = new StatementBuilder();
   const types = input.columnTypes;
   const narrow =
@@ -130,14 +141,17 @@ export function buildAppendStatement(
     );
   }
 
-  // The events.
+  // The events. In the narrow statement every part reads its gate by selecting from (or joining)
+  // `seq`, which has one row when the gate held and none otherwise: the same condition as
+  // `WHERE EXISTS (SELECT 1 FROM seq)`, without an InitPlan and its CTE scan per part, which the
+  // server initialises on every execution (ADR 0014, part 5).
   if (narrow) {
     const e = input.events[0];
     const ps = EVENT_COLUMNS.map(([c, t]) => [c, t, b.value(sqlValue(e[c], t))] as const);
     b.part(
       'e1',
       () =>
-        `ev AS (INSERT INTO events (${EVENT_COLUMNS.map(([c]) => c).join(', ')}) SELECT ${ps.map(([, t, p]) => `${p()}::${t}`).join(', ')} WHERE EXISTS (SELECT 1 FROM seq) RETURNING id, sequence)`,
+        `ev AS (INSERT INTO events (${EVENT_COLUMNS.map(([c]) => c).join(', ')}) SELECT ${ps.map(([, t, p]) => `${p()}::${t}`).join(', ')} FROM seq RETURNING id)`,
     );
   } else {
     const events = b.value(JSON.stringify(input.events));
@@ -181,16 +195,27 @@ export function buildAppendStatement(
       b.value(c.createdAt),
     ];
     b.part(
-      'k',
+      narrow ? 'k1' : 'k',
       () =>
-        `ck AS (INSERT INTO checkpoints (run_id, version, state, last_event_sequence, created_at) SELECT ${ps[0]()}::uuid, ${ps[1]()}::int, ${ps[2]()}::jsonb, ${ps[3]()}::bigint, ${ps[4]()}::timestamptz WHERE EXISTS (SELECT 1 FROM seq))`,
+        `ck AS (INSERT INTO checkpoints (run_id, version, state, last_event_sequence, created_at) SELECT ${ps[0]()}::uuid, ${ps[1]()}::int, ${ps[2]()}::jsonb, ${ps[3]()}::bigint, ${ps[4]()}::timestamptz ${narrow ? 'FROM seq' : 'WHERE EXISTS (SELECT 1 FROM seq)'})`,
     );
   }
 
   const notify = input.notifyInStatement ? b.value(input.notifyPayload) : null;
   const ready = notify && input.readyRunId !== null ? b.value(input.readyRunId) : null;
+  const notifyKey = `${notify ? 'n' : ''}${ready ? 'r' : ''}`;
+  if (narrow) {
+    // One row (the event's id) when the gate held, none otherwise; the NOTIFYs are evaluated for
+    // that row only, so a refused append never notifies. Data-modifying CTEs run to completion
+    // whether or not the final SELECT reads them (PostgreSQL's rule for WITH), so the projection
+    // parts need not be referenced here.
+    const n1 = notify ? `, pg_notify('agent_events', ${notify()}::text) AS n1` : '';
+    const n2 = ready ? `, pg_notify('run_ready', ${ready()}::text) AS n2` : '';
+    return b.finish(`row:${notifyKey}`, 'row', () => `SELECT ev.id${n1}${n2} FROM ev`);
+  }
   return b.finish(
-    `${notify ? 'n' : ''}${ready ? 'r' : ''}`,
+    `ids:${notifyKey}`,
+    'ids',
     () => `SELECT (SELECT count(*) FROM seq)::int AS ok,
        (SELECT coalesce(json_agg(json_build_object('id', id, 'sequence', sequence) ORDER BY sequence), '[]'::json) FROM ev) AS ids${
          notify
@@ -212,7 +237,7 @@ function writeRowNarrow(b: StatementBuilder, i: number, w: ProjectionWrite, type
     b.part(
       `pu:${proj.table}:${changed.join(',')}`,
       () =>
-        `p${i} AS (UPDATE ${proj.table} t SET ${sets.map(([col, p]) => `${col} = ${p()}::${types.get(col)!}`).join(', ')} WHERE t.${key} = ${k()}::${types.get(key)!} AND EXISTS (SELECT 1 FROM seq))`,
+        `p${i} AS (UPDATE ${proj.table} t SET ${sets.map(([col, p]) => `${col} = ${p()}::${types.get(col)!}`).join(', ')} FROM seq WHERE t.${key} = ${k()}::${types.get(key)!})`,
     );
     return;
   }
@@ -223,7 +248,7 @@ function writeRowNarrow(b: StatementBuilder, i: number, w: ProjectionWrite, type
   b.part(
     `pi:${proj.table}`,
     () =>
-      `p${i} AS (INSERT INTO ${proj.table} (${proj.columns.join(', ')}) SELECT ${proj.columns.map((col, j) => `${ps[j]()}::${types.get(col)!}`).join(', ')} WHERE EXISTS (SELECT 1 FROM seq)${onConflict(proj)})`,
+      `p${i} AS (INSERT INTO ${proj.table} (${proj.columns.join(', ')}) SELECT ${proj.columns.map((col, j) => `${ps[j]()}::${types.get(col)!}`).join(', ')} FROM seq${onConflict(proj)})`,
   );
 }
 
@@ -277,7 +302,7 @@ class StatementBuilder {
     this.parts.push(text);
   }
 
-  finish(selectKey: string, select: () => string): { text: string; name: string; values: unknown[] } {
+  finish(selectKey: string, result: AppendStatement['result'], select: () => string): AppendStatement {
     const key = `${this.keys.join('|')}|${selectKey}`;
     let shape = texts.get(key);
     if (!shape) {
@@ -285,6 +310,6 @@ class StatementBuilder {
       shape = { text, name: `agent_append_${createHash('sha1').update(text).digest('hex').slice(0, 16)}` };
       texts.set(key, shape);
     }
-    return { text: shape.text, name: shape.name, values: this.values };
+    return { text: shape.text, name: shape.name, values: this.values, result };
   }
 }
