@@ -108,6 +108,63 @@ describe('PgEventStore', () => {
     expect(s).toEqual({ next_event_sequence: String(n), message_count: 8 * perWriter });
   });
 
+  it('writes and notifies nothing when the statement itself finds the session moved (rows cached by another process)', async () => {
+    // `store` caches the session at sequence 2; `other` (another process, its own cache) moves it to 3.
+    // The pinned expected sequence agrees with the stale cache, so the refusal can only come from the
+    // statement's gate: every part of it (event, run row, idempotency key, NOTIFYs) must see no row.
+    const other = new PgEventStore(db, testClock);
+    const listener = new Client({ connectionString: tdb.url });
+    await listener.connect();
+    const seen: { channel: string; payload: string }[] = [];
+    listener.on('notification', (n) => seen.push({ channel: n.channel, payload: n.payload ?? '' }));
+    await listener.query('LISTEN agent_events');
+    await listener.query('LISTEN run_ready');
+    try {
+      const sid = await newSession();
+      await store.append(sid, [userMessage('cached here')], { tenantId: TENANT });
+      await other.append(sid, [userMessage('appended elsewhere')], { tenantId: TENANT });
+      const runId = randomUUID();
+      await expect(
+        store.append(sid, [runQueued(runId, `key-${runId}`)], { tenantId: TENANT, expectedSequence: 2 }),
+      ).rejects.toBeInstanceOf(ConcurrencyConflict);
+
+      const events = await db.query<{ sequence: string }>(
+        'SELECT sequence FROM events WHERE session_id = $1 ORDER BY sequence',
+        [sid],
+      );
+      expect(events.rows.map((r) => Number(r.sequence))).toEqual([1, 2, 3]);
+      expect((await db.query('SELECT 1 FROM runs WHERE id = $1', [runId])).rowCount).toBe(0);
+      expect((await db.query('SELECT 1 FROM idempotency_keys WHERE run_id = $1', [runId])).rowCount).toBe(0);
+      const session = (
+        await db.query('SELECT next_event_sequence, active_run_id, message_count FROM sessions WHERE id = $1', [sid])
+      ).rows[0];
+      expect(session).toEqual({ next_event_sequence: '3', active_run_id: null, message_count: 2 });
+
+      // Notifications arrive in commit order: once the next append's has arrived, a notification of
+      // the refused one would have arrived before it.
+      await other.append(sid, [userMessage('after')], { tenantId: TENANT });
+      const forSession = () =>
+        seen
+          .filter((n) => n.channel === 'agent_events')
+          .map((n) => JSON.parse(n.payload) as { s: string; from: number; to: number })
+          .filter((p) => p.s === sid)
+          .map((p) => [p.from, p.to]);
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !forSession().some(([from]) => from === 4))
+        await new Promise((r) => setTimeout(r, 20));
+      expect(forSession()).toEqual([
+        [1, 1],
+        [2, 2],
+        [3, 3],
+        [4, 4],
+      ]);
+      expect(seen.filter((n) => n.channel === 'run_ready')).toEqual([]);
+    } finally {
+      await listener.end();
+      await other.close();
+    }
+  });
+
   it('refuses an append whose expected sequence is stale and writes nothing', async () => {
     const sid = await newSession();
     await expect(

@@ -80,13 +80,24 @@ const EVENT_COLUMNS = [
 const texts = new Map<string, { text: string; name: string }>();
 
 /**
+ * An append statement. Its result is one of two forms:
+ *  - `row`: the narrow statement returns one row `{ id }` (the event's id) when the sequence gate
+ *    held and no row when it did not;
+ *  - `ids`: the JSON-record statement always returns one row `{ ok, ids }`, `ok` 1 when the gate
+ *    held, `ids` the events' `{ id, sequence }`.
+ */
+export interface AppendStatement {
+  readonly text: string;
+  readonly name: string;
+  readonly values: unknown[];
+  readonly result: 'row' | 'ids';
+}
+
+/**
  * The statement for `input`: its values, and its text and prepared-statement name, which are built
  * once per shape and reused, so an append only computes its shape key and serializes its values.
  */
-export function buildAppendStatement(
-  sessionProjection: Projection,
-  input: AppendStatementInput,
-): { text: string; name: string; values: unknown[] } {
+export function buildAppendStatement(sessionProjection: Projection, input: AppendStatementInput): AppendStatement {
   const b = new StatementBuilder();
   const types = input.columnTypes;
   const narrow =
@@ -96,26 +107,28 @@ export function buildAppendStatement(
     input.projectionWrites.every((w) => types.has(w.projection.table)) &&
     types.has(sessionProjection.table);
 
-  // The session row: it owns the sequence gate.
+  // The session row: it owns the sequence gate. Placeholders are numbered in the order values are
+  // added (`b.value` returns the number); the text builders only run the first time a shape is seen.
   if (input.expectedSequence === null) {
     const cols = sessionProjection.columns;
     const row = b.value(JSON.stringify(input.sessionRow));
     b.part(
       'sc',
       () =>
-        `seq AS (INSERT INTO sessions (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM jsonb_populate_record(NULL::sessions, ${row()}::jsonb) RETURNING 1 AS ok)`,
+        `seq AS (INSERT INTO sessions (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM jsonb_populate_record(NULL::sessions, $${row}::jsonb) RETURNING 1 AS ok)`,
     );
   } else if (narrow) {
     const sessTypes = types.get(sessionProjection.table)!;
     const changed = changedColumns(sessionProjection, input.sessionRow, input.previousSessionRow);
-    const sets = changed.map((c) => [c, b.value(sqlValue(input.sessionRow[c], sessTypes.get(c)!))] as const);
+    const first = b.values.length + 1;
+    for (const c of changed) b.value(sqlValue(input.sessionRow[c], sessTypes.get(c)!));
     const id = b.value(input.sessionId);
     const expected = b.value(input.expectedSequence);
     const generation = b.value(input.generation);
     b.part(
       `su:${changed.join(',')}`,
       () =>
-        `seq AS (UPDATE sessions s SET ${sets.map(([c, p]) => `${c} = ${p()}::${sessTypes.get(c)!}`).join(', ')} WHERE s.id = ${id()}::uuid AND s.next_event_sequence = ${expected()}::bigint AND ${GENERATION_SQL} = ${generation()}::text RETURNING 1 AS ok)`,
+        `seq AS (UPDATE sessions s SET ${changed.map((c, j) => `${c} = $${first + j}::${sessTypes.get(c)!}`).join(', ')} WHERE s.id = $${id}::uuid AND s.next_event_sequence = $${expected}::bigint AND ${GENERATION_SQL} = $${generation}::text RETURNING 1 AS ok)`,
     );
   } else {
     const cols = sessionProjection.columns;
@@ -126,18 +139,22 @@ export function buildAppendStatement(
     b.part(
       'sj',
       () =>
-        `seq AS (UPDATE sessions s SET (${cols.join(', ')}) = (SELECT ${cols.map((c) => `r.${c}`).join(', ')} FROM jsonb_populate_record(NULL::sessions, ${row()}::jsonb) r) WHERE s.id = ${id()}::uuid AND s.next_event_sequence = ${expected()}::bigint AND ${GENERATION_SQL} = ${generation()}::text RETURNING 1 AS ok)`,
+        `seq AS (UPDATE sessions s SET (${cols.join(', ')}) = (SELECT ${cols.map((c) => `r.${c}`).join(', ')} FROM jsonb_populate_record(NULL::sessions, $${row}::jsonb) r) WHERE s.id = $${id}::uuid AND s.next_event_sequence = $${expected}::bigint AND ${GENERATION_SQL} = $${generation}::text RETURNING 1 AS ok)`,
     );
   }
 
-  // The events.
+  // The events. In the narrow statement every part reads its gate by selecting from (or joining)
+  // `seq`, which has one row when the gate held and none otherwise: the same condition as
+  // `WHERE EXISTS (SELECT 1 FROM seq)`, without an InitPlan and its CTE scan per part, which the
+  // server initialises on every execution (ADR 0014, part 5).
   if (narrow) {
     const e = input.events[0];
-    const ps = EVENT_COLUMNS.map(([c, t]) => [c, t, b.value(sqlValue(e[c], t))] as const);
+    const first = b.values.length + 1;
+    for (const [c, t] of EVENT_COLUMNS) b.value(sqlValue(e[c], t));
     b.part(
       'e1',
       () =>
-        `ev AS (INSERT INTO events (${EVENT_COLUMNS.map(([c]) => c).join(', ')}) SELECT ${ps.map(([, t, p]) => `${p()}::${t}`).join(', ')} WHERE EXISTS (SELECT 1 FROM seq) RETURNING id, sequence)`,
+        `ev AS (INSERT INTO events (${EVENT_COLUMNS.map(([c]) => c).join(', ')}) SELECT ${EVENT_COLUMNS.map(([, t], j) => `$${first + j}::${t}`).join(', ')} FROM seq RETURNING id)`,
     );
   } else {
     const events = b.value(JSON.stringify(input.events));
@@ -146,7 +163,7 @@ export function buildAppendStatement(
       () => `ev AS (
     INSERT INTO events (${EVENT_COLUMNS.map(([c]) => c).join(', ')})
     SELECT ${EVENT_COLUMNS.map(([c]) => `e.${c}`).join(', ')}
-    FROM jsonb_to_recordset(${events()}::jsonb) AS e(${EVENT_COLUMNS.map(([c, t]) => `${c} ${t}`).join(', ')})
+    FROM jsonb_to_recordset($${events}::jsonb) AS e(${EVENT_COLUMNS.map(([c, t]) => `${c} ${t}`).join(', ')})
     WHERE EXISTS (SELECT 1 FROM seq)
     ORDER BY e.sequence
     RETURNING id, sequence)`,
@@ -155,7 +172,10 @@ export function buildAppendStatement(
 
   // The other projections' rows.
   if (narrow) {
-    input.projectionWrites.forEach((w, i) => writeRowNarrow(b, i, w, types.get(w.projection.table)!));
+    for (let i = 0; i < input.projectionWrites.length; i++) {
+      const w = input.projectionWrites[i];
+      writeRowNarrow(b, i, w, types.get(w.projection.table)!);
+    }
   } else {
     const byProjection = new Map<Projection, Row[]>();
     for (const w of input.projectionWrites) {
@@ -166,37 +186,49 @@ export function buildAppendStatement(
       const p = b.value(JSON.stringify(rows));
       b.part(`pj:${proj.table}`, () => {
         const cols = proj.columns.join(', ');
-        return `p${i} AS (INSERT INTO ${proj.table} (${cols}) SELECT ${cols} FROM jsonb_populate_recordset(NULL::${proj.table}, ${p()}::jsonb) WHERE EXISTS (SELECT 1 FROM seq)${onConflict(proj)})`;
+        return `p${i} AS (INSERT INTO ${proj.table} (${cols}) SELECT ${cols} FROM jsonb_populate_recordset(NULL::${proj.table}, $${p}::jsonb) WHERE EXISTS (SELECT 1 FROM seq)${onConflict(proj)})`;
       });
     });
   }
 
   const c = input.checkpoint;
   if (c) {
-    const ps = [
-      b.value(c.runId),
-      b.value(c.version),
-      b.value(JSON.stringify(c.state)),
-      b.value(c.lastSequence),
-      b.value(c.createdAt),
-    ];
+    const first = b.values.length + 1;
+    b.value(c.runId);
+    b.value(c.version);
+    b.value(JSON.stringify(c.state));
+    b.value(c.lastSequence);
+    b.value(c.createdAt);
     b.part(
-      'k',
+      narrow ? 'k1' : 'k',
       () =>
-        `ck AS (INSERT INTO checkpoints (run_id, version, state, last_event_sequence, created_at) SELECT ${ps[0]()}::uuid, ${ps[1]()}::int, ${ps[2]()}::jsonb, ${ps[3]()}::bigint, ${ps[4]()}::timestamptz WHERE EXISTS (SELECT 1 FROM seq))`,
+        `ck AS (INSERT INTO checkpoints (run_id, version, state, last_event_sequence, created_at) SELECT $${first}::uuid, $${first + 1}::int, $${first + 2}::jsonb, $${first + 3}::bigint, $${first + 4}::timestamptz ${narrow ? 'FROM seq' : 'WHERE EXISTS (SELECT 1 FROM seq)'})`,
     );
   }
 
-  const notify = input.notifyInStatement ? b.value(input.notifyPayload) : null;
-  const ready = notify && input.readyRunId !== null ? b.value(input.readyRunId) : null;
+  const notify = input.notifyInStatement ? b.value(input.notifyPayload) : 0;
+  const ready = notify && input.readyRunId !== null ? b.value(input.readyRunId) : 0;
+  const notifyKey = `${notify ? 'n' : ''}${ready ? 'r' : ''}`;
+  if (narrow) {
+    // One row (the event's id) when the gate held, none otherwise; the NOTIFYs are evaluated for
+    // that row only, so a refused append never notifies. Data-modifying CTEs run to completion
+    // whether or not the final SELECT reads them (PostgreSQL's rule for WITH), so the projection
+    // parts need not be referenced here.
+    return b.finish(`row:${notifyKey}`, 'row', () => {
+      const n1 = notify ? `, pg_notify('agent_events', $${notify}::text) AS n1` : '';
+      const n2 = ready ? `, pg_notify('run_ready', $${ready}::text) AS n2` : '';
+      return `SELECT ev.id${n1}${n2} FROM ev`;
+    });
+  }
   return b.finish(
-    `${notify ? 'n' : ''}${ready ? 'r' : ''}`,
+    `ids:${notifyKey}`,
+    'ids',
     () => `SELECT (SELECT count(*) FROM seq)::int AS ok,
        (SELECT coalesce(json_agg(json_build_object('id', id, 'sequence', sequence) ORDER BY sequence), '[]'::json) FROM ev) AS ids${
          notify
-           ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('agent_events', ${notify()}::text) END AS n1`
+           ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('agent_events', $${notify}::text) END AS n1`
            : ''
-       }${ready ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('run_ready', ${ready()}::text) END AS n2` : ''}`,
+       }${ready ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('run_ready', $${ready}::text) END AS n2` : ''}`,
   );
 }
 
@@ -207,23 +239,25 @@ function writeRowNarrow(b: StatementBuilder, i: number, w: ProjectionWrite, type
     const key = proj.keyColumn;
     const changed = changedColumns(proj, w.row, w.previous);
     if (changed.length === 0) return;
-    const sets = changed.map((col) => [col, b.value(sqlValue(w.row[col], types.get(col)!))] as const);
+    const first = b.values.length + 1;
+    for (const col of changed) b.value(sqlValue(w.row[col], types.get(col)!));
     const k = b.value(sqlValue(w.row[key], types.get(key)!));
     b.part(
       `pu:${proj.table}:${changed.join(',')}`,
       () =>
-        `p${i} AS (UPDATE ${proj.table} t SET ${sets.map(([col, p]) => `${col} = ${p()}::${types.get(col)!}`).join(', ')} WHERE t.${key} = ${k()}::${types.get(key)!} AND EXISTS (SELECT 1 FROM seq))`,
+        `p${i} AS (UPDATE ${proj.table} t SET ${changed.map((col, j) => `${col} = $${first + j}::${types.get(col)!}`).join(', ')} FROM seq WHERE t.${key} = $${k}::${types.get(key)!})`,
     );
     return;
   }
   // A row the fold created (or an insert-only projection): insert it whole. A keyed row created by
   // its creation event may already exist (the event was appended again after a crash); it is then
   // replaced, as the JSON encoding's upsert does.
-  const ps = proj.columns.map((col) => b.value(sqlValue(w.row[col], types.get(col)!)));
+  const first = b.values.length + 1;
+  for (const col of proj.columns) b.value(sqlValue(w.row[col], types.get(col)!));
   b.part(
     `pi:${proj.table}`,
     () =>
-      `p${i} AS (INSERT INTO ${proj.table} (${proj.columns.join(', ')}) SELECT ${proj.columns.map((col, j) => `${ps[j]()}::${types.get(col)!}`).join(', ')} WHERE EXISTS (SELECT 1 FROM seq)${onConflict(proj)})`,
+      `p${i} AS (INSERT INTO ${proj.table} (${proj.columns.join(', ')}) SELECT ${proj.columns.map((col, j) => `$${first + j}::${types.get(col)!}`).join(', ')} FROM seq${onConflict(proj)})`,
   );
 }
 
@@ -261,15 +295,13 @@ export const GENERATION_SQL = `coalesce((SELECT max(rebuilt_at)::text FROM proje
  * numbered in the order values were added, which is the same for every statement of one shape.
  */
 class StatementBuilder {
-  private readonly values: unknown[] = [];
+  readonly values: unknown[] = [];
   private readonly keys: string[] = [];
   private readonly parts: (() => string)[] = [];
 
-  /** Adds a value; the returned function renders its placeholder. */
-  value(v: unknown): () => string {
-    this.values.push(v);
-    const n = this.values.length;
-    return () => `$${n}`;
+  /** Adds a value; returns its placeholder's number (`$n`). */
+  value(v: unknown): number {
+    return this.values.push(v);
   }
 
   part(key: string, text: () => string): void {
@@ -277,7 +309,7 @@ class StatementBuilder {
     this.parts.push(text);
   }
 
-  finish(selectKey: string, select: () => string): { text: string; name: string; values: unknown[] } {
+  finish(selectKey: string, result: AppendStatement['result'], select: () => string): AppendStatement {
     const key = `${this.keys.join('|')}|${selectKey}`;
     let shape = texts.get(key);
     if (!shape) {
@@ -285,6 +317,6 @@ class StatementBuilder {
       shape = { text, name: `agent_append_${createHash('sha1').update(text).digest('hex').slice(0, 16)}` };
       texts.set(key, shape);
     }
-    return { text: shape.text, name: shape.name, values: this.values };
+    return { text: shape.text, name: shape.name, values: this.values, result };
   }
 }

@@ -286,19 +286,23 @@ export class PgEventStore implements EventStore {
       readyRunId,
       notifyInStatement,
     });
-    let result;
+    let rows: { ok?: number; ids?: { id: number; sequence: number }[]; id?: string }[];
     try {
-      result = await q.query<{ ok: number; ids: { id: number; sequence: number }[] }>({
-        // Named, so each connection plans each statement shape once (the shapes are few and fixed).
-        name: statement.name,
-        text: statement.text,
-        values: statement.values,
-      });
+      rows = (
+        await q.query<{ ok?: number; ids?: { id: number; sequence: number }[]; id?: string }>({
+          // Named, so each connection plans each statement shape once (the shapes are few and fixed).
+          name: statement.name,
+          text: statement.text,
+          values: statement.values,
+        })
+      ).rows;
     } catch (err) {
       throw await this.translate(err, sessionId, options);
     }
-    const row = result.rows[0];
-    if (row.ok !== 1) {
+    // The narrow statement returns the event's row only when the sequence gate held; the JSON one
+    // always returns one row saying whether it held.
+    const held = statement.result === 'row' ? rows.length === 1 : rows[0].ok === 1;
+    if (!held) {
       throw new ConcurrencyConflict(`session ${sessionId} moved past sequence ${last} during the append`, {
         sessionId,
       });
@@ -312,8 +316,15 @@ export class PgEventStore implements EventStore {
           },
         ];
     if (!notifyInStatement && readyRunId) notifications.push({ channel: 'run_ready', payload: readyRunId });
-    const idBySeq = new Map(row.ids.map((x) => [Number(x.sequence), Number(x.id)]));
-    const events = stored.map((s) => ({ ...s, id: idBySeq.get(s.sequence) ?? 0 }));
+    let events: StoredEvent[];
+    if (statement.result === 'row') {
+      stored[0].id = Number(rows[0].id);
+      events = stored;
+    } else {
+      const idBySeq = new Map(rows[0].ids!.map((x) => [Number(x.sequence), Number(x.id)]));
+      for (const s of stored) s.id = idBySeq.get(s.sequence) ?? 0;
+      events = stored;
+    }
     // The sequence gate held, so the rows folded here are the rows as committed.
     const fencedRun = options.fence
       ? (changed.get(runProjection)?.get(options.fence.runId) ?? state.get(runProjection)?.get(options.fence.runId))
