@@ -225,6 +225,49 @@ describe('PgEventStore', () => {
     ).rejects.toBeInstanceOf(LeaseFencedError);
   });
 
+  it('decides a refusal again on fresh rows when its cached rows are stale (another process moved the session)', async () => {
+    // This store (the worker's process) cached the run at epoch 0; another process claims it.
+    const other = new PgEventStore(db, testClock);
+    try {
+      const sid = await newSession();
+      const runId = randomUUID();
+      await store.append(sid, [runQueued(runId)], { tenantId: TENANT });
+      await other.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }], {
+        tenantId: TENANT,
+      });
+      // The holder of epoch 1 is not fenced by the stale cache, and a pinned expected sequence that
+      // is right (3: created, queued, claimed) is not refused by it either.
+      const ok = await store.append(
+        sid,
+        [{ type: 'run.started', runId, data: { attempt: 1, deadlineAt: null, traceId: null, spanId: null } }],
+        { tenantId: TENANT, fence: { runId, leaseEpoch: 1 }, expectedSequence: 3 },
+      );
+      expect(ok.lastSequence).toBe(4);
+      // A real refusal stays one, decided on fresh rows, and writes nothing.
+      await other.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], {
+        tenantId: TENANT,
+      });
+      const err = await store
+        .append(sid, [{ type: 'run.checkpointed', runId, data: { checkpointVersion: 1, step: 1 } }], {
+          tenantId: TENANT,
+          fence: { runId, leaseEpoch: 1 },
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LeaseFencedError);
+      expect((err as LeaseFencedError).details.currentEpoch).toBe(2);
+      const events = await store.listAfter(sid, 0, LOCAL_PRINCIPAL);
+      expect(events.map((e) => e.type)).toEqual([
+        'session.created',
+        'run.queued',
+        'run.claimed',
+        'run.started',
+        'run.claimed',
+      ]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('reads a frozen v1 fixture back in the current shape', async () => {
     const fixture = JSON.parse(
       fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'events', 'user.message.created.v1.json'), 'utf8'),

@@ -51,4 +51,16 @@ describe('the session state cache', () => {
       next_event_sequence: 2,
     });
   });
+
+  it('keeps the newer of two entries when an older append records its rows last', () => {
+    const cache = new SessionStateCache();
+    const at = (n: number) => state([[sessions, [{ id: 's', next_event_sequence: n }]]]);
+    cache.store('s', 6, at(6), new Map(), 'g1', 0, new Set());
+    // The submit that committed at sequence 3 records its rows after the claim recorded sequence 6.
+    cache.store('s', 3, at(3), new Map(), 'g1', 1, new Set());
+    expect(cache.lookup('s', [draft('user.message.created', null)], 2)?.sequence).toBe(6);
+    // A repair (a new read-model generation) replaces the entry whatever its sequence.
+    cache.store('s', 3, at(3), new Map(), 'g2', 2, new Set());
+    expect(cache.lookup('s', [draft('user.message.created', null)], 3)?.sequence).toBe(3);
+  });
 });

@@ -126,6 +126,7 @@ export class PgEventStore implements EventStore {
     options: AppendOptions,
     notifyInStatement: boolean,
     preread?: PrereadState,
+    useCache = true,
   ): Promise<{ result: AppendResult; notifications: Notification[] }> {
     const createdAt = this.clock.nowIso();
     const ambientTraceId = activeTraceId();
@@ -149,12 +150,8 @@ export class PgEventStore implements EventStore {
 
     // Inside a caller's transaction read (the caller may hold locks and expect fresh rows), unless
     // the caller read the rows itself in that transaction.
-    const cached =
-      q === this.db
-        ? this.cache.lookup(sessionId, drafts, this.clock.nowMs())
-        : preread
-          ? fromPreread(preread, sessionId, drafts)
-          : undefined;
+    const fromCache = q === this.db && useCache ? this.cache.lookup(sessionId, drafts, this.clock.nowMs()) : undefined;
+    const cached = q === this.db ? fromCache : preread ? fromPreread(preread, sessionId, drafts) : undefined;
     const { state, generation } = cached ?? (await this.readState(q, sessionId, drafts));
     if (this.columnTypes === null) await this.loadColumnTypes(q);
     try {
@@ -182,6 +179,11 @@ export class PgEventStore implements EventStore {
       return done;
     } catch (e) {
       this.cache.forget(sessionId);
+      // A refusal decided on cached rows (a fence, an expected sequence, a lost gate) may only say
+      // the cache was stale: rows this process recorded late, after a newer append of the session
+      // (the submit's, recorded after the claim it woke). Only a refusal on rows read now is final.
+      if (fromCache && isRefusal(e))
+        return this.tryAppend(q, sessionId, encoded, options, notifyInStatement, undefined, false);
       throw e;
     }
   }
@@ -516,4 +518,14 @@ function projectionWrites(
     for (const [key, row] of rows) writes.push({ projection, row, previous: state.get(projection)?.get(key) });
   }
   return writes;
+}
+
+/** The refusals an append decides from the rows it folds from (as opposed to bad input or a broken connection). */
+function isRefusal(e: unknown): boolean {
+  return (
+    e instanceof LeaseFencedError ||
+    e instanceof ConcurrencyConflict ||
+    e instanceof ConflictError ||
+    e instanceof NotFoundError
+  );
 }

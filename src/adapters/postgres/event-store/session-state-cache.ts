@@ -82,6 +82,11 @@ export class SessionStateCache {
     nowMs: number,
     runIds: ReadonlySet<string>,
   ): void {
+    // Never replace a newer entry with an older one: two appends of one process may record their
+    // rows in the other order than they committed (the submit's after the claim it woke), and the
+    // older rows would only cost a refused append and a fresh read.
+    const current = this.entries.get(sessionId);
+    if (current && current.generation === generation && current.sequence > sequence) return;
     const merged: State = new Map();
     const keep = (proj: Projection, key: string, row: Row): void => {
       if (proj.name !== 'sessions' && !runIds.has(String(proj.name === 'runs' ? key : row.run_id))) return;
