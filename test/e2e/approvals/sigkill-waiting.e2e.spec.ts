@@ -70,9 +70,12 @@ describe('demo.external_write with real worker processes', () => {
     );
     const approval = (await t.platform.toolRecords.pendingApprovalsOfRun(runId))[0];
     await t.commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, approval.id, 'approve_once', null));
+    // The kill must land after the effect itself, inside the fake service's 10 s acknowledgement:
+    // the watermark alone can be seen before the worker has written the record (a loaded machine).
     await waitFor(
-      'the effect watermark',
-      async () => (await t.events(runId)).some((e) => e.type === 'tool.call.effect_started'),
+      'the effect watermark and the effect',
+      async () =>
+        (await t.events(runId)).some((e) => e.type === 'tool.call.effect_started') && (await writes(runId)) === 1,
       30_000,
       20,
     );
