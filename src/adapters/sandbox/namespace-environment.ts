@@ -57,6 +57,11 @@ export interface NamespaceOptions {
   readonly hostUidBase?: number;
   /** Pool size; environments alive at once. Default 1000. */
   readonly hostUidCount?: number;
+  /**
+   * Whether /dev may be one bind of copies of the device nodes. Default: when the service runs as
+   * root and the workspaces' filesystem allows devices; `false` binds each host device instead.
+   */
+  readonly deviceNodes?: boolean;
 }
 
 interface LiveEnv {
@@ -330,7 +335,8 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       await fs.promises.mkdir(path.join(dir, m), { mode: 0o755 });
     const dev = path.join(dir, 'dev');
     for (const [name, target] of DEV_LINKS) await fs.promises.symlink(target, path.join(dev, name));
-    this.devicesAllowed ??= this.asRoot ? allowsDevices(dir) : Promise.resolve(false);
+    this.devicesAllowed ??=
+      this.asRoot && this.opts.deviceNodes !== false ? allowsDevices(dir) : Promise.resolve(false);
     const deviceNodes = (await this.devicesAllowed) && (await copyDeviceNodes(dev));
     if (!deviceNodes)
       for (const [name] of DEVICES) {
