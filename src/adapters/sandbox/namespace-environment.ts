@@ -207,7 +207,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       }));
       if (r.exitCode !== 0)
         throw new Error(
-          `unshare/bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), util-linux may be older than 2.38 (unshare --map-current-user), or a parent directory of ${await this.workspaceRoot()} is not searchable (o+x) by the sandbox uid`,
+          `unshare/bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), util-linux may be older than 2.38 (unshare --map-current-user), a parent directory of ${await this.workspaceRoot()} is not searchable (o+x) by the sandbox uid, or /dev/null cannot be opened in the sandbox`,
         );
     } finally {
       await this.destroy(env);
