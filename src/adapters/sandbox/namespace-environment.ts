@@ -75,10 +75,13 @@ interface LiveEnv {
   destroyed: boolean;
   /**
    * The workspace as the last command left it (or as provisioned): its next command's "before"
-   * state, so that command does not walk and hash the workspace first. Nothing writes the workspace
-   * between commands — the service seeds it only at provision, and when a command's result is built
-   * every process of its sandbox is gone (bubblewrap exits only after its PID namespace is empty) —
-   * so it is valid while no two commands overlap; `null` when they did.
+   * state, so that command does not walk and hash the workspace first. Only commands write the
+   * workspace (the service seeds it at provision, nothing else), so it is valid while no two
+   * commands overlap; `null` when they did. One race remains, as it did for every "after": the
+   * result is built once the sandbox's stdout and stderr are closed and bubblewrap has exited, and
+   * its PID 1 kills what is left of the sandbox a moment later, so a process that had closed both
+   * streams could still write then; such a write shows in the next command's changes (measured
+   * against this state) instead of in none.
    */
   lastSnapshot: Map<string, FileStamp> | null;
   /** Commands started so far (tells whether another started while a snapshot was being taken). */
