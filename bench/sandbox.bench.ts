@@ -16,7 +16,9 @@ import type { EnvironmentHandle, ResourceLimits } from '../src/ports/execution-e
  * separate process, started as `agent start` starts it) → namespace adapter → bubblewrap — beside a
  * plain `child_process.spawn` of the same command from this process, in the same run (iterations
  * interleaved, so machine load hits both alike). Target: ≤ 3× the plain spawn. Also shown: the same
- * path with the service inside this process (what the adapter costs without the service process).
+ * path with the service inside this process (what the adapter costs without the service process),
+ * and the CPU time per command of each path (measured in phases of their own after the timed loop:
+ * CPU time moves much less with the machine's load than wall time does).
  */
 const ARGV = ['/bin/echo', 'hello'];
 const N = Number(process.env.BENCH_SANDBOX_ITERATIONS ?? 40);
@@ -98,6 +100,68 @@ async function fullCycle(client: SandboxClient): Promise<number> {
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
+/**
+ * A CPU-accounting cgroup holding this process and everything it starts (sandboxd, the sandboxes),
+ * when one can be made (root; cgroup v2, or v1's cpuacct). Processes' own counters are not enough:
+ * bubblewrap's monitor exits without reaping the sandbox's PID 1, which the system's init then
+ * reaps, so the sandboxed command's CPU never reaches sandboxd's `cutime`. Kernel work done later on
+ * a worker thread (a network namespace is torn down that way) is not counted either way.
+ */
+interface CpuCgroup {
+  usageMs(): number;
+  close(): void;
+}
+function cpuCgroup(): CpuCgroup | null {
+  const name = `agent-bench-sandbox-${process.pid}`;
+  const tries: { dir: string; parent: string; read: (dir: string) => number }[] = [
+    {
+      dir: `/sys/fs/cgroup/${name}`,
+      parent: '/sys/fs/cgroup',
+      read: (d) => Number(/^usage_usec (\d+)$/m.exec(fs.readFileSync(`${d}/cpu.stat`, 'utf8'))![1]) / 1000,
+    },
+    {
+      dir: `/sys/fs/cgroup/cpuacct/${name}`,
+      parent: '/sys/fs/cgroup/cpuacct',
+      read: (d) => Number(fs.readFileSync(`${d}/cpuacct.usage`, 'utf8')) / 1e6,
+    },
+  ];
+  for (const t of tries) {
+    if (!fs.existsSync(`${t.parent}/cgroup.procs`)) continue;
+    if (t.parent === '/sys/fs/cgroup' && !fs.existsSync('/sys/fs/cgroup/cgroup.controllers')) continue;
+    try {
+      fs.mkdirSync(t.dir);
+      fs.writeFileSync(`${t.dir}/cgroup.procs`, String(process.pid));
+      t.read(t.dir);
+      return {
+        usageMs: () => t.read(t.dir),
+        close: () => {
+          try {
+            fs.writeFileSync(`${t.parent}/cgroup.procs`, String(process.pid));
+            fs.rmdirSync(t.dir);
+          } catch {
+            /* left for the system; it is empty once the bench has exited */
+          }
+        },
+      };
+    } catch {
+      try {
+        fs.writeFileSync(`${t.parent}/cgroup.procs`, String(process.pid));
+        fs.rmdirSync(t.dir);
+      } catch {
+        /* not made */
+      }
+    }
+  }
+  return null;
+}
+/** CPU ms per call of `run`, everything in the cgroup counted (only `run`'s path is busy meanwhile). */
+async function cpuPerCall(cg: CpuCgroup, run: () => Promise<unknown>, n: number): Promise<number> {
+  const u0 = cg.usageMs();
+  for (let i = 0; i < n; i++) await run();
+  await new Promise((r) => setTimeout(r, 50)); // let the last sandbox finish exiting
+  return (cg.usageMs() - u0) / n;
+}
+
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
@@ -109,6 +173,8 @@ export async function runSandboxBench(): Promise<void> {
     console.log('sandbox bench: /usr/bin/bwrap is not installed (apt-get install -y bubblewrap); nothing measured');
     return;
   }
+  // Before anything is started: what this process starts is in the cgroup too.
+  const cg = cpuCgroup();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sbx-bench-'));
   fs.chmodSync(dir, 0o755);
   const adapter = new NamespaceExecutionEnvironment({
@@ -166,6 +232,14 @@ export async function runSandboxBench(): Promise<void> {
     );
     const ratioFirst = pct(sFirst, 50) / pct(pFirst, 50);
     const ratioRate = pRate / sRate;
+    if (cg) {
+      const cpuN = Math.max(N, 100);
+      const pCpu = await cpuPerCall(cg, plain, cpuN);
+      const sCpu = await cpuPerCall(cg, () => sandboxed(client, env), cpuN);
+      console.log(
+        `CPU per command (cgroup, ${cpuN} each, one path at a time): plain ${pCpu.toFixed(1)} ms, namespace through sandboxd ${sCpu.toFixed(1)} ms (${(sCpu / pCpu).toFixed(2)}×)`,
+      );
+    } else console.log('CPU per command: not measured (no cgroup could be made; run as root for it)');
     console.log(
       `ratio namespace / plain: first byte ${ratioFirst.toFixed(2)}×, throughput ${ratioRate.toFixed(2)}× slower — target ≤ 3×: ${
         ratioFirst <= 3 && ratioRate <= 3 ? 'met' : 'NOT met'
@@ -177,5 +251,6 @@ export async function runSandboxBench(): Promise<void> {
     await sandboxd.stop();
     await service.stop();
     fs.rmSync(dir, { recursive: true, force: true });
+    cg?.close();
   }
 }

@@ -66,6 +66,7 @@ export function wireSandbox(
     execution,
     tool,
     async close() {
+      if (execution instanceof SandboxClient) execution.close();
       const c = child;
       if (!c) return;
       await new Promise<void>((resolve) => {

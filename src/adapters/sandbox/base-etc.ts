@@ -4,25 +4,42 @@ import * as path from 'node:path';
 
 /**
  * The sandbox's `/etc`: one host directory holding a copy of the few `/etc` entries a program needs
- * to load and run (ADR 0018) plus the synthetic `passwd`/`group`, bound read-only at `/etc` in a
- * single mount. bubblewrap pays a mount and a full `/proc/self/mountinfo` parse for every bind, so
- * one bind instead of a dozen is a measurable part of the per-command cost.
+ * to load and run (ADR 0018) plus the synthetic `passwd`/`group`. bubblewrap pays a mount and a full
+ * `/proc/self/mountinfo` parse for every bind, so one bind instead of a dozen is a measurable part of
+ * the per-command cost. With a `BaseLayout` the copy is a whole read-only root instead (the `/etc`
+ * entries in `etc/`, plus what the layout adds: mountpoints, the top-level links, `/dev`), bound at
+ * `/` in one mount.
  *
- * The copy follows the host: before every command the top-level sources are `lstat`ed (a few
- * microseconds) and a changed one (ldconfig, update-alternatives and update-ca-certificates all
- * replace files by rename, which changes the file or its directory) makes a fresh copy for the
- * commands that start afterwards. A copy stays until no command started with it still runs.
+ * The copy follows the host: before a command the top-level sources are `lstat`ed and a changed one
+ * (ldconfig, update-alternatives and update-ca-certificates all replace files by rename, which
+ * changes the file or its directory) makes a fresh copy for the commands that start afterwards —
+ * before every command, or at most every `recheckMs` (the ~17 lstat calls and the signature cost a
+ * few hundred microseconds per command, so back-to-back commands share one check; a host change is
+ * then followed within `recheckMs`). A copy stays until no command started with it still runs.
  * Only what any uid may read on the host is copied (files `o+r`, directories `o+rx`; modes are kept
  * without write bits), so the sandbox sees no more than a read-only bind would show it.
  */
-export interface EtcVersion {
+export interface EtcVersion<L = undefined> {
   readonly dir: string;
+  /** What the layout's `prepare` returned for this copy (undefined without a layout). */
+  readonly layout: L | undefined;
   release(): void;
 }
 
-interface Built {
+/** Turns the copy into a whole root directory (namespace-environment.ts). */
+export interface BaseLayout<L> {
+  /** Where in the copy the `/etc` entries and the synthetic files go (e.g. `etc`); default the top. */
+  readonly etcDir?: string;
+  /** Adds the rest of the tree to a fresh copy, before any command uses it; the result goes with the copy. */
+  prepare(dir: string): Promise<L>;
+  /** Folded into the signature checked before every command: a change makes a fresh copy. */
+  signature(): string;
+}
+
+interface Built<L> {
   readonly dir: string;
   readonly signature: string;
+  readonly layout: L | undefined;
   users: number;
   superseded: boolean;
 }
@@ -31,10 +48,11 @@ const PREFIX = '.etc-';
 const MAX_ENTRIES = 5000;
 const MAX_BYTES = 64 * 1024 * 1024;
 
-export class BaseEtc {
-  private current: Built | null = null;
-  private building: Promise<Built> | null = null;
+export class BaseEtc<L = undefined> {
+  private current: Built<L> | null = null;
+  private building: Promise<Built<L>> | null = null;
   private readonly mine = new Set<string>();
+  private checkedAt = -Infinity;
 
   /**
    * @param root directory the copies are made in (every parent searchable by the sandbox uid)
@@ -46,20 +64,28 @@ export class BaseEtc {
     private readonly entries: readonly string[],
     private readonly synthetic: Readonly<Record<string, string>>,
     private readonly etc = '/etc',
+    private readonly layout?: BaseLayout<L>,
+    /** Reuse the last check of the host's sources for this long (0: check before every acquire). */
+    private readonly recheckMs = 0,
   ) {}
 
   /** An up-to-date copy, held until `release()`. */
-  async acquire(): Promise<EtcVersion> {
-    const signature = this.signature();
+  async acquire(): Promise<EtcVersion<L>> {
     let built = this.current;
-    if (!built || built.signature !== signature) {
-      this.building ??= this.build(signature).finally(() => (this.building = null));
-      built = await this.building;
+    const now = performance.now();
+    if (!built || now - this.checkedAt >= this.recheckMs) {
+      const signature = this.signature();
+      if (!built || built.signature !== signature) {
+        this.building ??= this.build(signature).finally(() => (this.building = null));
+        built = await this.building;
+      }
+      this.checkedAt = now;
     }
     built.users++;
     let released = false;
     return {
       dir: built.dir,
+      layout: built.layout,
       release: () => {
         if (released) return;
         released = true;
@@ -84,35 +110,41 @@ export class BaseEtc {
   }
 
   private signature(): string {
-    return this.entries
-      .map((e) => {
-        try {
-          const st = fs.lstatSync(path.join(this.etc, e));
-          return `${e}:${st.ino}:${st.mode}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-        } catch {
-          return `${e}:-`;
-        }
-      })
-      .join('|');
+    // A missing entry is common (lib32, mime.types...): `throwIfNoEntry: false` spares building an
+    // exception for it on every command.
+    const parts = this.entries.map((e) => {
+      try {
+        const st = fs.lstatSync(path.join(this.etc, e), { throwIfNoEntry: false });
+        return st ? `${e}:${st.ino}:${st.mode}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` : `${e}:-`;
+      } catch {
+        return `${e}:?`;
+      }
+    });
+    if (this.layout) parts.push(this.layout.signature());
+    return parts.join('|');
   }
 
-  private async build(signature: string): Promise<Built> {
+  private async build(signature: string): Promise<Built<L>> {
     if (this.current?.signature === signature) return this.current;
     const dir = path.join(this.root, `${PREFIX}${process.pid}-${randomUUID()}`);
     this.mine.add(dir);
+    let layout: L | undefined;
     try {
       await fs.promises.mkdir(dir, { mode: 0o755 });
       await fs.promises.chmod(dir, 0o755);
+      const etcDir = this.layout?.etcDir ? path.join(dir, this.layout.etcDir) : dir;
+      if (etcDir !== dir) await fs.promises.mkdir(etcDir, { mode: 0o755 });
       const budget = { entries: MAX_ENTRIES, bytes: MAX_BYTES };
-      for (const e of this.entries) await copyEntry(path.join(this.etc, e), path.join(dir, e), budget);
+      for (const e of this.entries) await copyEntry(path.join(this.etc, e), path.join(etcDir, e), budget);
       for (const [name, content] of Object.entries(this.synthetic))
-        await fs.promises.writeFile(path.join(dir, name), content, { mode: 0o644, flag: 'wx' });
+        await fs.promises.writeFile(path.join(etcDir, name), content, { mode: 0o644, flag: 'wx' });
+      layout = await this.layout?.prepare(dir);
     } catch (e) {
       await removeTree(dir);
       this.mine.delete(dir);
       throw e;
     }
-    const built: Built = { dir, signature, users: 0, superseded: false };
+    const built: Built<L> = { dir, signature, layout, users: 0, superseded: false };
     const previous = this.current;
     this.current = built;
     if (previous) {
@@ -122,7 +154,7 @@ export class BaseEtc {
     return built;
   }
 
-  private collect(b: Built): void {
+  private collect(b: Built<L>): void {
     if (!b.superseded || b.users > 0) return;
     this.mine.delete(b.dir);
     void removeTree(b.dir);

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -14,7 +15,7 @@ import { ExecutionRequestError } from '../../ports/execution-environment';
 import { checkArgv, checkEnv, normalizeRelativeDir } from '../../domain/sandbox/request-checks';
 import { classify, executionResult, runLauncher } from './process-runner';
 import { BaseEtc } from './base-etc';
-import { changedFiles, createWorkspace, snapshot, usage, wipe } from './workspace-fs';
+import { changedFiles, createWorkspace, snapshot, usage, wipe, type FileStamp } from './workspace-fs';
 
 /**
  * The `namespace` adapter (ADR 0018): each command runs under Debian's bubblewrap in fresh user,
@@ -26,10 +27,20 @@ import { changedFiles, createWorkspace, snapshot, usage, wipe } from './workspac
  * rlimits set by `prlimit` inside the sandbox (CPU, address space, processes, file size, open
  * files) plus the service's own wall-clock kill, output cap and workspace quota probe.
  *
- * Per command: `unshare --map-current-user --net -- bwrap … -- prlimit … -- <command>` (three
- * execs and bubblewrap's two forks). A network namespace made by `unshare` keeps its loopback down
- * (bubblewrap's own `--unshare-net` would bring it up), and it belongs to the outer user namespace,
- * so even a capability in bubblewrap's inner one could not bring `lo` up.
+ * Per command: `unshare --net … -- bwrap … -- prlimit … -- <command>` (three execs and
+ * bubblewrap's two forks). A network namespace made by `unshare` keeps its loopback down
+ * (bubblewrap's own `--unshare-net` would bring it up), and it never belongs to the sandbox's user
+ * namespace: run as root, `unshare` makes it in the host's and switches to the environment's uid
+ * (`--setgid/--setuid`) before bubblewrap; otherwise `--map-current-user` makes an outer user
+ * namespace to own it. Either way a capability in bubblewrap's inner namespace could not bring `lo` up.
+ *
+ * The filesystem is a few mounts (bubblewrap parses all of /proc/self/mountinfo for each bind, so
+ * their number is most of its setup cost): the root is one read-only bind of a prepared base
+ * directory (the /etc copy, the top-level links, empty mountpoints and /dev's entries; base-etc.ts),
+ * then read-only /usr, a fresh /proc, /dev, the workspace and two size-capped tmpfs. /dev is one bind
+ * of the base's `dev/` holding copies of the six device nodes when the service runs as root on a
+ * filesystem that allows devices (one mount instead of bubblewrap's `--dev` tmpfs, six binds and a
+ * remount), else a bind of each host device onto its mountpoint in the read-only root.
  *
  * This is a shared-kernel boundary: `AUTH_MODE=token` refuses it unless the operator overrides
  * (see sandbox-startup.ts); the container adapter with gVisor is the production choice.
@@ -46,6 +57,11 @@ export interface NamespaceOptions {
   readonly hostUidBase?: number;
   /** Pool size; environments alive at once. Default 1000. */
   readonly hostUidCount?: number;
+  /**
+   * Whether /dev may be one bind of copies of the device nodes. Default: when the service runs as
+   * root and the workspaces' filesystem allows devices; `false` binds each host device instead.
+   */
+  readonly deviceNodes?: boolean;
 }
 
 interface LiveEnv {
@@ -57,6 +73,27 @@ interface LiveEnv {
   readonly slot: number | null;
   running: Set<AbortController>;
   destroyed: boolean;
+  /**
+   * The workspace as the last command left it (or as provisioned): its next command's "before"
+   * state, so that command does not walk and hash the workspace first. Only commands write the
+   * workspace (the service seeds it at provision, nothing else), so it is valid while no two
+   * commands overlap; `null` when they did. One race remains, as it did for every "after": the
+   * result is built once the sandbox's stdout and stderr are closed and bubblewrap has exited, and
+   * its PID 1 kills what is left of the sandbox a moment later, so a process that had closed both
+   * streams could still write then; such a write shows in the next command's changes (measured
+   * against this state) instead of in none.
+   */
+  lastSnapshot: Map<string, FileStamp> | null;
+  /** Commands started so far (tells whether another started while a snapshot was being taken). */
+  started: number;
+}
+
+/** What a prepared base root holds (see `prepareBase`). */
+interface BaseRoot {
+  /** Top-level host directories (not links) bound read-only over their empty mountpoints, e.g. /lib. */
+  readonly roBinds: readonly string[];
+  /** Whether `dev/` holds copies of the device nodes (else empty files the host's devices are bound on). */
+  readonly deviceNodes: boolean;
 }
 
 /**
@@ -71,6 +108,27 @@ const NPROC_PER_USER_NAMESPACE = (() => {
   return m !== null && (Number(m[1]) > 5 || (Number(m[1]) === 5 && Number(m[2]) >= 14));
 })();
 const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
+/** Top-level host entries mirrored in the base root: a link as the same link, a directory bound read-only. */
+const TOP_LEVEL = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
+/** The sandbox's devices (those of bubblewrap's `--dev`), with the device numbers a copy must have. */
+const DEVICES: ReadonlyArray<readonly [string, number, number]> = [
+  ['null', 1, 3],
+  ['zero', 1, 5],
+  ['full', 1, 7],
+  ['random', 1, 8],
+  ['urandom', 1, 9],
+  ['tty', 5, 0],
+];
+const DEV_LINKS: ReadonlyArray<readonly [string, string]> = [
+  ['fd', '/proc/self/fd'],
+  ['stdin', '/proc/self/fd/0'],
+  ['stdout', '/proc/self/fd/1'],
+  ['stderr', '/proc/self/fd/2'],
+];
+/** How long a check of the host's /etc sources and top-level layout is reused (base-etc.ts). */
+const BASE_RECHECK_MS = 250;
+/** CAP_SETGID, CAP_SETUID, CAP_SYS_ADMIN: what `unshare --net --setgid --setuid` needs as root. */
+const ROOT_NET_CAPS = (1n << 6n) | (1n << 7n) | (1n << 21n);
 const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox (no capabilities, unprivileged on the host):/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 const GROUP = `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
 
@@ -99,17 +157,20 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   private readonly prlimit: string;
   private readonly unshare: string;
   private readonly asRoot: boolean;
+  /** Root with CAP_SYS_ADMIN/SETUID/SETGID: `unshare` makes the network namespace in the host's user namespace. */
+  private readonly rootNet: boolean;
   private readonly usedSlots = new Set<number>();
   private nextSlot = 0;
-  private baseArgs: string[] | null = null;
   private rootReady: Promise<string> | null = null;
-  private etcCopy: BaseEtc | null = null;
+  private baseCopy: BaseEtc<BaseRoot> | null = null;
+  private devicesAllowed: Promise<boolean> | null = null;
 
   constructor(private readonly opts: NamespaceOptions) {
     this.bwrap = opts.bwrapPath ?? '/usr/bin/bwrap';
     this.prlimit = opts.prlimitPath ?? '/usr/bin/prlimit';
     this.unshare = opts.unsharePath ?? '/usr/bin/unshare';
     this.asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+    this.rootNet = this.asRoot && (effectiveCaps() & ROOT_NET_CAPS) === ROOT_NET_CAPS;
   }
 
   /** Throws a clear error when bubblewrap, unshare or prlimit is missing or cannot create namespaces here. */
@@ -142,13 +203,14 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       },
     });
     try {
-      const r = await this.execute(env, { argv: ['true'] }).catch((e: unknown) => ({
+      // Also opens /dev/null for writing: the device nodes (or binds) of /dev must work.
+      const r = await this.execute(env, { argv: ['/bin/sh', '-c', ': >/dev/null'] }).catch((e: unknown) => ({
         exitCode: -1,
         stderr: Buffer.from(e instanceof Error ? e.message : String(e)),
       }));
       if (r.exitCode !== 0)
         throw new Error(
-          `unshare/bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), util-linux may be older than 2.38 (unshare --map-current-user), or a parent directory of ${await this.workspaceRoot()} is not searchable (o+x) by the sandbox uid`,
+          `unshare/bubblewrap could not start a sandbox (exit ${r.exitCode}): ${Buffer.from(r.stderr).toString('utf8').trim()} — unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1), util-linux may be older than 2.38 (unshare --map-current-user), a parent directory of ${await this.workspaceRoot()} is not searchable (o+x) by the sandbox uid, or /dev/null cannot be opened in the sandbox`,
         );
     } finally {
       await this.destroy(env);
@@ -168,8 +230,9 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       hostUid = (this.opts.hostUidBase ?? 200_000) + slot;
       hostGid = hostUid;
     }
+    let seeded: Map<string, FileStamp>;
     try {
-      await createWorkspace(dir, spec.files ?? [], this.asRoot ? { uid: hostUid, gid: hostGid } : null);
+      seeded = await createWorkspace(dir, spec.files ?? [], this.asRoot ? { uid: hostUid, gid: hostGid } : null);
     } catch (e) {
       if (slot !== null) this.usedSlots.delete(slot);
       await wipe(dir).catch(() => undefined);
@@ -180,7 +243,18 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       adapter: this.name,
       leaseExpiresAt: new Date(Date.now() + spec.leaseSeconds * 1000).toISOString(),
     };
-    this.envs.set(id, { handle, spec, dir, hostUid, hostGid, slot, running: new Set(), destroyed: false });
+    this.envs.set(id, {
+      handle,
+      spec,
+      dir,
+      hostUid,
+      hostGid,
+      slot,
+      running: new Set(),
+      destroyed: false,
+      lastSnapshot: seeded,
+      started: 0,
+    });
     return handle;
   }
 
@@ -224,23 +298,55 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     return env;
   }
 
-  private async base(): Promise<string[]> {
-    if (this.baseArgs) return this.baseArgs;
-    const args: string[] = ['--ro-bind', '/usr', '/usr'];
-    for (const top of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
-      const p = `/${top}`;
-      const st = await fs.promises.lstat(p).catch(() => null);
-      if (!st) continue;
-      if (st.isSymbolicLink()) args.push('--symlink', await fs.promises.readlink(p), p);
-      else if (st.isDirectory()) args.push('--ro-bind', p, p);
-    }
-    this.baseArgs = args;
-    return args;
+  /**
+   * The prepared base root (a copy per version of the host's sources; base-etc.ts): `etc/` (the
+   * copy), the host's top-level links, empty mountpoints, and `dev/`.
+   */
+  private async baseRoot(): Promise<BaseEtc<BaseRoot>> {
+    this.baseCopy ??= new BaseEtc<BaseRoot>(
+      await this.workspaceRoot(),
+      ETC_FILES,
+      { passwd: PASSWD, group: GROUP },
+      '/etc',
+      {
+        etcDir: 'etc',
+        prepare: (dir) => this.prepareBase(dir),
+        // A top-level entry turning from a link into a directory (or back) changes the layout.
+        signature: () =>
+          TOP_LEVEL.map((t) => {
+            const st = fs.lstatSync(`/${t}`, { throwIfNoEntry: false });
+            return st ? `${t}:${st.mode}:${st.ino}` : `${t}:-`;
+          }).join(','),
+      },
+      BASE_RECHECK_MS,
+    );
+    return this.baseCopy;
   }
 
-  private async baseEtc(): Promise<BaseEtc> {
-    this.etcCopy ??= new BaseEtc(await this.workspaceRoot(), ETC_FILES, { passwd: PASSWD, group: GROUP });
-    return this.etcCopy;
+  private async prepareBase(dir: string): Promise<BaseRoot> {
+    const roBinds: string[] = [];
+    for (const top of TOP_LEVEL) {
+      const st = await fs.promises.lstat(`/${top}`).catch(() => null);
+      if (!st) continue;
+      if (st.isSymbolicLink()) await fs.promises.symlink(await fs.promises.readlink(`/${top}`), path.join(dir, top));
+      else if (st.isDirectory()) {
+        await fs.promises.mkdir(path.join(dir, top), { mode: 0o755 });
+        roBinds.push(`/${top}`);
+      }
+    }
+    for (const m of ['usr', 'proc', 'tmp', 'workspace', 'dev', 'dev/shm'])
+      await fs.promises.mkdir(path.join(dir, m), { mode: 0o755 });
+    const dev = path.join(dir, 'dev');
+    for (const [name, target] of DEV_LINKS) await fs.promises.symlink(target, path.join(dev, name));
+    this.devicesAllowed ??=
+      this.asRoot && this.opts.deviceNodes !== false ? allowsDevices(dir) : Promise.resolve(false);
+    const deviceNodes = (await this.devicesAllowed) && (await copyDeviceNodes(dev));
+    if (!deviceNodes)
+      for (const [name] of DEVICES) {
+        await fs.promises.rm(path.join(dev, name), { force: true });
+        await fs.promises.writeFile(path.join(dev, name), '', { mode: 0o644, flag: 'wx' });
+      }
+    return { roBinds, deviceNodes };
   }
 
   /**
@@ -284,16 +390,17 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
           `${cwd.path} is not a directory in the workspace`,
         );
     }
-    const baseArgs = await this.base();
     const nproc = limits.maxProcesses + 2 + (await this.processesOf(env.hostUid));
-    const before = await snapshot(env.dir);
-    const etc = await (await this.baseEtc()).acquire();
+    const before = env.running.size === 0 && env.lastSnapshot ? env.lastSnapshot : await snapshot(env.dir);
+    env.lastSnapshot = null; // until this command's own "after" (a failed command leaves none)
+    const base = await (await this.baseRoot()).acquire();
+    const layout = base.layout!;
     let dirFd: number;
     try {
       // Synchronous: one open(2) of a local directory, cheaper than a thread-pool round trip.
       dirFd = fs.openSync(env.dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
     } catch (e) {
-      etc.release();
+      base.release();
       throw e;
     }
     const vars: Record<string, string> = {
@@ -306,11 +413,14 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       ...(command.env ?? {}),
     };
     const args = [
-      // A fresh user namespace mapping only the launching uid, owning a fresh network namespace
-      // whose loopback is down; bubblewrap then makes every other namespace (its own user namespace
-      // nested inside) and must not make a network namespace of its own (it would bring `lo` up).
-      '--map-current-user',
-      '--net',
+      // A fresh network namespace, whose loopback is down, that the sandbox's user namespace does not
+      // own: as root, one of the host's user namespace, then the environment's uid and gid (and no
+      // supplementary group); otherwise one owned by a fresh user namespace mapping only the
+      // launching uid. bubblewrap then makes every other namespace (its own user namespace nested
+      // inside) and must not make a network namespace of its own (it would bring `lo` up).
+      ...(this.rootNet
+        ? ['--net', '--setgid', String(env.hostGid), '--setuid', String(env.hostUid)]
+        : ['--map-current-user', '--net']),
       '--',
       this.bwrap,
       '--unshare-user',
@@ -328,14 +438,21 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       String(SANDBOX_UID),
       '--gid',
       String(SANDBOX_GID),
-      ...baseArgs,
+      // The root: the prepared base, read-only (it hides the tmpfs bubblewrap builds the root on).
       '--ro-bind',
-      etc.dir,
-      '/etc',
+      base.dir,
+      '/',
+      ...layout.roBinds.flatMap((p) => ['--ro-bind', p, p]),
+      '--ro-bind',
+      '/usr',
+      '/usr',
       '--proc',
       '/proc',
-      '--dev',
-      '/dev',
+      // The six devices: the base's own copies of the nodes in one bind (a root-owned directory the
+      // sandbox uid cannot write to), or each host device bound onto its mountpoint in the read-only root.
+      ...(layout.deviceNodes
+        ? ['--dev-bind', path.join(base.dir, 'dev'), '/dev']
+        : DEVICES.flatMap(([name]) => ['--dev-bind', `/dev/${name}`, `/dev/${name}`])),
       '--size',
       String(limits.tmpBytes),
       '--tmpfs',
@@ -343,16 +460,11 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       '--bind-fd',
       '3',
       '/workspace',
-      // Nothing else is writable: /dev/shm is its own size-capped tmpfs, and the tmpfs bubblewrap
-      // builds the root (and /dev) on, which has no size cap, becomes read-only.
+      // Nothing else is writable: /dev/shm is its own size-capped tmpfs.
       '--size',
       String(limits.tmpBytes),
       '--tmpfs',
       '/dev/shm',
-      '--remount-ro',
-      '/dev',
-      '--remount-ro',
-      '/',
       '--chdir',
       cwd.path === '.' ? '/workspace' : `/workspace/${cwd.path}`,
       '--clearenv',
@@ -373,6 +485,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     if (opts.signal?.aborted) controller.abort();
     env.running.add(controller);
+    env.started++;
     try {
       const raw = await runLauncher(
         {
@@ -380,7 +493,8 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
           args,
           env: {},
           extraFds: [dirFd],
-          ...(this.asRoot ? { uid: env.hostUid, gid: env.hostGid } : {}),
+          // As root without the capabilities `unshare` needs, the launcher itself runs as the environment's uid.
+          ...(this.asRoot && !this.rootNet ? { uid: env.hostUid, gid: env.hostGid } : {}),
           wallClockMs: wallSeconds * 1000,
           maxOutputBytes: limits.maxOutputBytes,
           probeEveryMs: 200,
@@ -398,13 +512,18 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       const c = classify(raw, true);
       if (raw.serviceReason === null && raw.exitCode === 1 && /^(bwrap|unshare):/.test(raw.stderr.toString()))
         throw new Error(`the sandbox could not start: ${raw.stderr.toString().trim().slice(0, 500)}`);
+      // Kept for the next command only if this one was alone for the whole walk (no other command's
+      // processes could have written while it read).
+      const alone = env.running.size === 1;
+      const startedBefore = env.started;
       const after = await snapshot(env.dir);
+      env.lastSnapshot = alone && env.running.size === 1 && env.started === startedBefore ? after : null;
       return executionResult(raw, c, await changedFiles(env.dir, before, after, command.collectChangedUpToBytes ?? 0));
     } finally {
       env.running.delete(controller);
       opts.signal?.removeEventListener('abort', onAbort);
       fs.closeSync(dirFd);
-      etc.release();
+      base.release();
     }
   }
 
@@ -428,7 +547,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   /** Leftover environment directories from a previous service process (removed at startup). */
   async removeOrphans(): Promise<number> {
     const root = await this.workspaceRoot();
-    let n = await (await this.baseEtc()).removeOrphans();
+    let n = await (await this.baseRoot()).removeOrphans();
     for (const name of await fs.promises.readdir(root).catch(() => [] as string[])) {
       if (!/^[0-9a-f-]{36}$/.test(name) || this.envs.has(name)) continue;
       await wipe(path.join(root, name)).catch(() => undefined);
@@ -445,4 +564,57 @@ async function searchableByOthers(dir: string): Promise<boolean> {
     if (!st || (st.mode & 0o001) === 0) return false;
     if (d === path.dirname(d)) return true;
   }
+}
+
+/** The process's effective capabilities (CapEff of /proc/self/status); 0 when unreadable. */
+function effectiveCaps(): bigint {
+  try {
+    const m = /^CapEff:\s*([0-9a-f]+)$/m.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+    return m ? BigInt(`0x${m[1]}`) : 0n;
+  } catch {
+    return 0n;
+  }
+}
+
+/** Whether the filesystem mount holding `dir` allows device nodes (is not mounted `nodev`). */
+async function allowsDevices(dir: string): Promise<boolean> {
+  try {
+    const real = await fs.promises.realpath(dir);
+    let options: string | null = null;
+    let longest = -1;
+    for (const line of (await fs.promises.readFile('/proc/self/mountinfo', 'utf8')).split('\n')) {
+      const f = line.split(' ');
+      if (f.length < 6) continue;
+      const mountPoint = f[4].replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+      const under = mountPoint === '/' || real === mountPoint || real.startsWith(`${mountPoint}/`);
+      // A later line for the same mountpoint is a mount on top of the earlier one.
+      if (under && mountPoint.length >= longest) {
+        longest = mountPoint.length;
+        options = f[5];
+      }
+    }
+    return options !== null && !options.split(',').includes('nodev');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Copies the host's six device nodes into `dev` (`cp -a` makes them with mknod, as root) and checks
+ * that each copy is the character device it must be: the sandbox gets these devices and no other.
+ */
+async function copyDeviceNodes(dev: string): Promise<boolean> {
+  const cp = ['/usr/bin/cp', '/bin/cp'].find((p) => fs.existsSync(p));
+  if (!cp) return false;
+  const copied = await new Promise<boolean>((resolve) =>
+    execFile(cp, ['-a', '--', ...DEVICES.map(([name]) => `/dev/${name}`), dev], { env: {} }, (e) => resolve(!e)),
+  );
+  if (!copied) return false;
+  for (const [name, major, minor] of DEVICES) {
+    const st = await fs.promises.lstat(path.join(dev, name)).catch(() => null);
+    if (!st || !st.isCharacterDevice() || st.rdev !== ((minor & 0xff) | (major << 8) | ((minor & ~0xff) << 12)))
+      return false;
+    await fs.promises.chmod(path.join(dev, name), 0o666);
+  }
+  return true;
 }

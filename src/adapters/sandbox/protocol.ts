@@ -3,7 +3,8 @@ import type { ExecutionResult } from '../../ports/execution-environment';
 
 /**
  * The execution service's wire protocol (docs/sandbox.md, ADR 0018): JSON lines over a local unix
- * socket (mode 0600), one request per connection.
+ * socket (mode 0600), one request at a time per connection; after the answer (a `result` or an
+ * `error`) the connection may carry the client's next request.
  *
  *   → {"op":"health"}                                   ← {"type":"result","health":{...}}
  *   → {"op":"provision","spec":EnvironmentSpec}         ← {"type":"result","handle":EnvironmentHandle}
@@ -12,7 +13,8 @@ import type { ExecutionResult } from '../../ports/execution-environment';
  *   → {"op":"destroy","handle":H}                       ← {"type":"result"}
  *   any failure                                         ← {"type":"error","kind":"request"|"service","code":"…","message":"…"}
  *
- * Closing the connection while `execute` runs cancels the command (reason `cancelled`).
+ * Closing the connection while `execute` runs cancels the command (reason `cancelled`). A request
+ * sent before the previous one's answer is refused and the connection closed.
  */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 export const PROTOCOL_VERSION = 1;

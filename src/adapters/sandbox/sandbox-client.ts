@@ -16,12 +16,28 @@ export interface SandboxClientOptions {
   readonly ensureService?: () => Promise<void>;
 }
 
+/** Idle connections kept for the next calls (more calls at once each open their own). */
+const MAX_IDLE = 4;
+
+/** A connection to the service and the handlers of the call it carries (none while idle). */
+interface Connection {
+  readonly socket: net.Socket;
+  onMessage: ((msg: WireMessage) => void) | null;
+  /** The service closed the connection. */
+  onEnd: (() => void) | null;
+  onError: ((e: Error) => void) | null;
+  gone: boolean;
+}
+
 /**
- * The worker's side of the ExecutionEnvironment port: every call is one connection to the execution
- * service's unix socket. The worker never spawns a sandbox itself.
+ * The worker's side of the ExecutionEnvironment port: every call is one request on a connection to
+ * the execution service's unix socket. A connection carries one call at a time; after the answer it
+ * is kept (unreferenced, so it never keeps the process alive) for a later call, which spares the
+ * connect and the service's accept on every command. The worker never spawns a sandbox itself.
  */
 export class SandboxClient implements ExecutionEnvironment {
   private ensured: Promise<void> | null = null;
+  private readonly idle: Connection[] = [];
 
   constructor(private readonly opts: SandboxClientOptions) {}
 
@@ -45,6 +61,11 @@ export class SandboxClient implements ExecutionEnvironment {
 
   async destroy(env: EnvironmentHandle): Promise<void> {
     await this.call({ op: 'destroy', handle: env });
+  }
+
+  /** Closes the idle connections (a call in flight keeps its own). */
+  close(): void {
+    for (const c of this.idle.splice(0)) c.socket.destroy();
   }
 
   private async call(req: Record<string, unknown>, opts: ExecuteOptions = {}): Promise<Record<string, unknown>> {
@@ -73,51 +94,90 @@ export class SandboxClient implements ExecutionEnvironment {
     }
   }
 
+  /** An idle connection that is still open, or a new one. */
+  private connection(): Connection {
+    for (let c = this.idle.pop(); c; c = this.idle.pop()) {
+      if (!c.gone && !c.socket.destroyed && c.socket.writable) {
+        c.socket.ref();
+        return c;
+      }
+    }
+    const socket = net.connect(this.opts.socketPath);
+    const c: Connection = { socket, onMessage: null, onEnd: null, onError: null, gone: false };
+    const gone = () => {
+      c.gone = true;
+      const i = this.idle.indexOf(c);
+      if (i >= 0) this.idle.splice(i, 1);
+    };
+    socket.on('error', (e) => {
+      gone();
+      c.onError?.(e);
+    });
+    const ended = () => {
+      gone();
+      c.onEnd?.();
+    };
+    socket.once('end', ended);
+    socket.once('close', ended);
+    readLines(
+      socket,
+      (line) => c.onMessage?.(JSON.parse(line) as WireMessage),
+      () => c.onError?.(new ExecutionUnavailableError('answer too large')),
+      256 * 1024 * 1024,
+    );
+    return c;
+  }
+
+  private release(c: Connection): void {
+    if (c.gone || c.socket.destroyed || this.idle.length >= MAX_IDLE) {
+      c.socket.end();
+      return;
+    }
+    c.socket.unref();
+    this.idle.push(c);
+  }
+
   private once(req: Record<string, unknown>, opts: ExecuteOptions): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect(this.opts.socketPath);
+      if (opts.signal?.aborted) return reject(new ExecutionRequestError('cancelled', 'cancelled by the caller'));
+      const c = this.connection();
       let settled = false;
-      const done = (f: () => void) => {
+      /** Settles the call; the connection goes back to the idle ones only after a complete answer. */
+      const done = (f: () => void, reusable: boolean) => {
         if (settled) return;
         settled = true;
         opts.signal?.removeEventListener('abort', onAbort);
+        c.onMessage = c.onEnd = c.onError = null;
+        if (reusable) this.release(c);
+        else c.socket.destroy();
         f();
       };
       // Closing the connection cancels a running command on the service's side.
-      const onAbort = () => {
-        socket.destroy();
-        done(() => reject(new ExecutionRequestError('cancelled', 'cancelled by the caller')));
-      };
-      if (opts.signal?.aborted) return onAbort();
+      const onAbort = () =>
+        done(() => reject(new ExecutionRequestError('cancelled', 'cancelled by the caller')), false);
       opts.signal?.addEventListener('abort', onAbort, { once: true });
-      socket.once('connect', () => socket.write(JSON.stringify(req) + '\n'));
-      socket.on('error', (e) => done(() => reject(e)));
-      socket.once('close', () =>
-        done(() =>
-          reject(new ExecutionUnavailableError('the execution service closed the connection without an answer')),
-        ),
-      );
-      readLines(
-        socket,
-        (line) => {
-          const msg = JSON.parse(line) as WireMessage;
-          if (msg.type === 'output') opts.onOutput?.(msg.stream, Buffer.from(msg.data, 'base64'));
-          else if (msg.type === 'error')
-            done(() =>
+      c.onError = (e) => done(() => reject(e), false);
+      c.onEnd = () =>
+        done(
+          () => reject(new ExecutionUnavailableError('the execution service closed the connection without an answer')),
+          false,
+        );
+      c.onMessage = (msg) => {
+        if (msg.type === 'output') opts.onOutput?.(msg.stream, Buffer.from(msg.data, 'base64'));
+        else if (msg.type === 'error')
+          done(
+            () =>
               reject(
                 msg.kind === 'request'
                   ? new ExecutionRequestError(msg.code, msg.message)
                   : new ExecutionUnavailableError(msg.message),
               ),
-            );
-          else {
-            socket.end();
-            done(() => resolve(msg));
-          }
-        },
-        () => done(() => reject(new ExecutionUnavailableError('answer too large'))),
-        256 * 1024 * 1024,
-      );
+            true,
+          );
+        else done(() => resolve(msg), true);
+      };
+      // Written at once: on a new connection it goes out as soon as the connect completes.
+      c.socket.write(JSON.stringify(req) + '\n');
     });
   }
 }

@@ -88,13 +88,25 @@ export class SandboxService {
     this.sockets.add(socket);
     socket.once('close', () => this.sockets.delete(socket));
     socket.on('error', () => undefined);
-    let handled = false;
+    // One request at a time; after its answer the connection stays open for the client's next one
+    // (a connect and an accept per command were a measurable part of its cost). A request sent
+    // before the previous one's answer is refused and the connection closed.
+    let busy = false;
     readLines(
       socket,
       (line) => {
-        if (handled) return;
-        handled = true;
-        void this.handle(socket, line).finally(() => socket.end());
+        if (busy) {
+          send(socket, {
+            type: 'error',
+            kind: 'request',
+            code: 'bad_request',
+            message: 'one request at a time on a connection: wait for the answer before sending the next',
+          });
+          socket.end();
+          return;
+        }
+        busy = true;
+        void this.handle(socket, line).finally(() => (busy = false));
       },
       () => {
         send(socket, { type: 'error', kind: 'request', code: 'request_too_large', message: 'request line too large' });

@@ -18,13 +18,26 @@ export interface FileStamp {
 
 const MAX_WALK_ENTRIES = 10_000;
 const MAX_WALK_DEPTH = 32;
+/**
+ * Files up to this size are hashed with synchronous reads (an open, a read or two and a close: a few
+ * microseconds each, where the thread pool costs a round trip per call), up to `SYNC_HASH_BUDGET`
+ * bytes per walk; larger files, and everything past the budget, are read through the thread pool so
+ * a big workspace never blocks the service for long.
+ */
+const SYNC_HASH_MAX_FILE = 256 * 1024;
+const SYNC_HASH_BUDGET = 8 * 1024 * 1024;
 
-/** Creates `<dir>` (mode 0700, or 0755 then chowned when a sandbox uid is given) and writes the seed files. */
+/**
+ * Creates `<dir>` (mode 0700, or 0755 then chowned when a sandbox uid is given) and writes the seed
+ * files. Returns what `snapshot(dir)` would find right after, computed from the bytes written rather
+ * than read back: the first command's "before" state.
+ */
 export async function createWorkspace(
   dir: string,
   files: readonly SeedFile[],
   owner: { uid: number; gid: number } | null,
-): Promise<void> {
+): Promise<Map<string, FileStamp>> {
+  const stamps = new Map<string, FileStamp>();
   await fs.promises.mkdir(dir, { recursive: false, mode: 0o700 });
   for (const f of files) {
     const n = normalizeRelativeDir(f.path);
@@ -37,13 +50,16 @@ export async function createWorkspace(
       fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
       0o600,
     );
+    const content = Buffer.from(f.contentBase64, 'base64');
     try {
-      await h.writeFile(Buffer.from(f.contentBase64, 'base64'));
+      await h.writeFile(content);
     } finally {
       await h.close();
     }
+    stamps.set(n.path, { size: content.length, sha256: createHash('sha256').update(content).digest('hex') });
   }
   if (owner) await chownTree(dir, owner.uid, owner.gid);
+  return stamps;
 }
 
 async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
@@ -73,15 +89,40 @@ async function hashFile(full: string): Promise<{ sha256: string; size: number }>
   }
 }
 
-/** Regular files under `dir` (relative `a/b` paths), with size and SHA-256. Symlinks and specials are skipped. */
+/** A small regular file's hash with synchronous reads, or null when it is not one (or is larger). */
+function hashSmallFileSync(full: string, budget: { bytes: number }): { sha256: string; size: number } | null {
+  const fd = fs.openSync(full, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.size > SYNC_HASH_MAX_FILE || st.size > budget.bytes) return null;
+    const buf = Buffer.allocUnsafe(st.size + 1); // one byte more: a file that grew is read to its end
+    let size = 0;
+    for (let n; (n = fs.readSync(fd, buf, size, buf.length - size, null)) > 0;) {
+      size += n;
+      if (size === buf.length) return null; // grew past what was checked: the streamed path reads it
+    }
+    budget.bytes -= size;
+    return { sha256: createHash('sha256').update(buf.subarray(0, size)).digest('hex'), size };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Regular files under `dir` (relative `a/b` paths), with size and SHA-256. Symlinks and specials are
+ * skipped. Directories are listed synchronously (metadata only, at most `MAX_WALK_ENTRIES` entries
+ * in all): a workspace is usually a handful of entries, where a thread-pool round trip per directory
+ * was most of the walk.
+ */
 export async function snapshot(dir: string): Promise<Map<string, FileStamp>> {
   const out = new Map<string, FileStamp>();
   let seen = 0;
+  const budget = { bytes: SYNC_HASH_BUDGET };
   const walk = async (d: string, depth: number): Promise<void> => {
     if (depth > MAX_WALK_DEPTH) return;
     let entries: fs.Dirent[];
     try {
-      entries = await fs.promises.readdir(d, { withFileTypes: true });
+      entries = fs.readdirSync(d, { withFileTypes: true });
     } catch {
       return; // a directory the sandbox made unreadable: nothing to report from it
     }
@@ -92,7 +133,7 @@ export async function snapshot(dir: string): Promise<Map<string, FileStamp>> {
       if (e.isDirectory()) await walk(full, depth + 1);
       else if (e.isFile()) {
         try {
-          const { sha256, size } = await hashFile(full);
+          const { sha256, size } = hashSmallFileSync(full, budget) ?? (await hashFile(full));
           out.set(path.relative(dir, full).split(path.sep).join('/'), { size, sha256 });
         } catch {
           /* unreadable or swapped: skipped */

@@ -86,4 +86,43 @@ describe('the sandbox /etc copy', () => {
     expect(fs.lstatSync(path.join(v.dir, 'ssl', 'certs', 'link.pem')).isSymbolicLink()).toBe(true);
     v.release();
   });
+
+  it('with a layout, puts the entries in its etc directory and keeps what prepare made with the copy', async () => {
+    let layoutVersion = 'v1';
+    const b = new BaseEtc<string>(root, ['ld.so.cache', 'ssl/certs'], { passwd: 'p\n' }, etc, {
+      etcDir: 'etc',
+      prepare: async (d) => {
+        fs.mkdirSync(path.join(d, 'usr'));
+        return `prepared ${path.basename(d)}`;
+      },
+      signature: () => layoutVersion,
+    });
+    const v = await b.acquire();
+    expect(fs.readFileSync(path.join(v.dir, 'etc', 'ld.so.cache'), 'utf8')).toBe('cache-v1');
+    expect(fs.readFileSync(path.join(v.dir, 'etc', 'passwd'), 'utf8')).toBe('p\n');
+    expect(fs.existsSync(path.join(v.dir, 'usr'))).toBe(true);
+    expect(v.layout).toBe(`prepared ${path.basename(v.dir)}`);
+    v.release();
+    layoutVersion = 'v2'; // the layout's own sources changed (e.g. /lib became a link)
+    const fresh = await b.acquire();
+    expect(fresh.dir).not.toBe(v.dir);
+    expect(fresh.layout).toBe(`prepared ${path.basename(fresh.dir)}`);
+    fresh.release();
+  });
+
+  it('with recheckMs, one check of the sources serves that long, and a replaced source is followed after it', async () => {
+    const b = new BaseEtc(root, ['ld.so.cache'], { passwd: 'p\n' }, etc, undefined, 300);
+    const first = await b.acquire();
+    first.release();
+    fs.writeFileSync(path.join(etc, 'ld.so.cache.new'), 'cache-v2', { mode: 0o644 });
+    fs.renameSync(path.join(etc, 'ld.so.cache.new'), path.join(etc, 'ld.so.cache'));
+    const soon = await b.acquire();
+    expect(soon.dir).toBe(first.dir);
+    soon.release();
+    await new Promise((r) => setTimeout(r, 350));
+    const later = await b.acquire();
+    expect(later.dir).not.toBe(first.dir);
+    expect(fs.readFileSync(path.join(later.dir, 'ld.so.cache'), 'utf8')).toBe('cache-v2');
+    later.release();
+  });
 });

@@ -71,6 +71,66 @@ function hostPidsWith(token: string): number[] {
   return out;
 }
 
+/** /dev holds the six devices and their links, each usable; the root is a read-only mount showing no host path. */
+async function checkDevAndRoot(exec: (argv: string[]) => Promise<ExecutionResult>): Promise<void> {
+  const r = await exec([
+    'python3',
+    '-c',
+    [
+      'import os, stat',
+      'for n in sorted(os.listdir("/dev")):',
+      '  st = os.lstat("/dev/" + n)',
+      '  kind = "c %d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev)) if stat.S_ISCHR(st.st_mode) else "l " + os.readlink("/dev/" + n) if stat.S_ISLNK(st.st_mode) else "d" if stat.S_ISDIR(st.st_mode) else "?"',
+      '  print(n, kind)',
+      'open("/dev/null", "w").write("x"); open("/dev/full", "rb").read(1)',
+      'print(len(open("/dev/urandom", "rb").read(16)), open("/dev/zero", "rb").read(2))',
+      'print(sorted(os.listdir("/")))',
+      'for l in open("/proc/self/mountinfo"):',
+      '  f = l.split(); print("mount", f[4], f[5].split(",")[0])',
+    ].join('\n'),
+  ]);
+  const lines = text(r.stdout).trim().split('\n');
+  expect(lines.slice(0, 11)).toEqual([
+    'fd l /proc/self/fd',
+    'full c 1:7',
+    'null c 1:3',
+    'random c 1:8',
+    'shm d',
+    'stderr l /proc/self/fd/2',
+    'stdin l /proc/self/fd/0',
+    'stdout l /proc/self/fd/1',
+    'tty c 5:0',
+    'urandom c 1:9',
+    'zero c 1:5',
+  ]);
+  expect(lines[11]).toBe("16 b'\\x00\\x00'");
+  const top = JSON.parse(lines[12].replace(/'/g, '"')) as string[];
+  for (const name of top)
+    expect([
+      'bin',
+      'dev',
+      'etc',
+      'lib',
+      'lib32',
+      'lib64',
+      'libx32',
+      'proc',
+      'sbin',
+      'tmp',
+      'usr',
+      'workspace',
+    ]).toContain(name);
+  const mounts = Object.fromEntries(lines.filter((l) => l.startsWith('mount ')).map((l) => l.split(' ').slice(1)));
+  // The root and /usr are read-only mounts; only the workspace and the two tmpfs are writable places
+  // (the device binds are rw mounts of device nodes, as with bubblewrap's own --dev).
+  expect(mounts['/']).toBe('ro');
+  expect(mounts['/usr']).toBe('ro');
+  expect(mounts['/workspace']).toBe('rw');
+  expect(mounts['/tmp']).toBe('rw');
+  expect(mounts['/dev/shm']).toBe('rw');
+  expect(Object.keys(mounts)).not.toContain('/dev/pts');
+}
+
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sbx-int-'));
   fs.chmodSync(dir, 0o755);
@@ -233,6 +293,56 @@ d('the namespace sandbox isolates', () => {
     expect(names).not.toContain('shadow');
   });
 
+  it('has a /dev of six devices and no more, and a read-only root that shows nothing of the host', async () => {
+    const h = await env();
+    await checkDevAndRoot((argv) => run(argv, h));
+  });
+
+  it('reports the files each command changed, command after command in one environment', async () => {
+    const h = await env([{ path: 'seed.txt', content: 'seed' }]);
+    const changed = async (code: string) => {
+      const r = await client.execute(h, { argv: ['python3', '-c', code], collectChangedUpToBytes: 1024 });
+      expect(r.exitCode).toBe(0);
+      return r.filesChanged.map((f) => [
+        f.path,
+        f.contentBase64 ? Buffer.from(f.contentBase64, 'base64').toString() : null,
+      ]);
+    };
+    expect(await changed('pass')).toEqual([]); // the seed as provisioned is the first "before"
+    expect(await changed('open("a.txt", "w").write("a1")')).toEqual([['a.txt', 'a1']]);
+    expect(await changed('open("b.txt", "w").write("b1")')).toEqual([['b.txt', 'b1']]);
+    expect(await changed('open("a.txt", "w").write("a2")')).toEqual([['a.txt', 'a2']]);
+    expect(await changed('open("seed.txt", "w").write("seed2")')).toEqual([['seed.txt', 'seed2']]);
+    // Two at once in one environment: each reports against what it found, and the next one is right again.
+    const both = await Promise.all([
+      changed('import time; time.sleep(0.3); open("c.txt", "w").write("c")'),
+      changed('open("d.txt", "w").write("d")'),
+    ]);
+    expect(both.flat().map((f) => f[0])).toEqual(expect.arrayContaining(['c.txt', 'd.txt']));
+    expect(await changed('open("e.txt", "w").write("e")')).toEqual([['e.txt', 'e']]);
+  });
+
+  it('closing the connection cancels the command, also on a connection that carried earlier calls', async () => {
+    const h = await env();
+    expect((await run(['true'], h)).exitCode).toBe(0);
+    const token = `cancel-${Date.now()}`;
+    const controller = new AbortController();
+    let started!: () => void;
+    const ready = new Promise<void>((r) => (started = r));
+    const pending = client.execute(
+      h,
+      { argv: ['python3', '-c', 'import sys, time\nprint("started", flush=True)\ntime.sleep(1000)', token] },
+      { signal: controller.signal, onOutput: () => started() },
+    );
+    await ready;
+    expect(hostPidsWith(token).length).toBeGreaterThanOrEqual(1);
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ code: 'cancelled' });
+    for (let i = 0; i < 100 && hostPidsWith(token).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(hostPidsWith(token)).toEqual([]);
+    await healthy();
+  });
+
   it('runs as an unprivileged uid on the host', async () => {
     const h = await env();
     const r = await run(['python3', '-c', 'import os\nprint(os.getuid())\nopen("mine.txt", "w").write("x")'], h);
@@ -243,6 +353,26 @@ d('the namespace sandbox isolates', () => {
     // the sandbox maps to the service's own (non-root) uid.
     if (process.getuid!() === 0) expect(st.uid).toBeGreaterThanOrEqual(200_000);
     else expect(st.uid).toBe(process.getuid!());
+  });
+});
+
+d('/dev as a bind of each host device (a service not running as root, or a nodev filesystem)', () => {
+  it('has the same /dev and read-only root', async () => {
+    const binds = new NamespaceExecutionEnvironment({
+      root: path.join(dir, 'sandboxes-binds'),
+      envAllowlist: DEFAULT_ENV_ALLOWLIST,
+      deviceNodes: false,
+    });
+    const h = await binds.provision({ tenantId: 't', runId: 'binds', leaseSeconds: 60, limits: LIMITS });
+    try {
+      await checkDevAndRoot((argv) => binds.execute(h, { argv }));
+      const w = await binds.execute(h, {
+        argv: ['/bin/sh', '-c', '(echo x > /dev/probe) 2>/dev/null && echo rw || echo ro'],
+      });
+      expect(text(w.stdout)).toBe('ro\n');
+    } finally {
+      await binds.destroy(h);
+    }
   });
 });
 
