@@ -2,7 +2,7 @@ import type { Clock } from '../../../ports/clock';
 import type { RunQueue } from '../../../ports/run-store';
 import type { RunClaim, TraceRef } from '../../../domain/run/run';
 import { ConcurrencyConflict } from '../../../domain/errors';
-import type { Database, Queryable } from '../database';
+import type { Database, PreparedSql, Queryable } from '../database';
 import type { Row } from '../../../domain/projections';
 import { GENERATION_SQL, type PgEventStore, type PrereadState } from '../event-store/pg-event-store';
 import { consentStampOf } from '../../trajectory/consent-stamp';
@@ -42,7 +42,7 @@ export class PgRunQueue implements RunQueue {
   }
 
   /**
-   * One transaction of three round trips: `BEGIN` and one statement, sent together, that locks the
+   * One transaction of three round trips: `BEGIN` and one prepared statement, sent together, that locks the
    * next runnable run, sets its lease and returns everything the claim and the lease's start need —
    * the run and session rows the `run.claimed` append folds (so the append reads nothing), the
    * read-model generation, the principal's trajectory consent (first start only), the run's latest
@@ -57,12 +57,14 @@ export class PgRunQueue implements RunQueue {
     onlyRunId: string | null,
     proposedTrace: TraceRef | null,
   ): Promise<RunClaim | null> {
-    // Inlined as literals (the statement shares its round trip with BEGIN): validated first.
+    // The statement's arguments are inlined as literals (it shares its round trip with BEGIN):
+    // validated first.
     if (onlyRunId !== null && !UUID_PATTERN.test(onlyRunId)) return Promise.resolve(null);
     const lease = Math.max(1, Math.floor(leaseMs));
-    if (!Number.isSafeInteger(lease)) throw new Error(`invalid lease duration ${leaseMs}`);
-    const only = onlyRunId === null ? 'NULL' : `'${onlyRunId}'`;
-    return this.db.transactionFrom<RunClaim | null, ClaimRow>(claimSql(only, lease), async (client, res) => {
+    if (!Number.isSafeInteger(lease) || lease > 2_147_483_647) throw new Error(`invalid lease duration ${leaseMs}`);
+    const args = onlyRunId === null ? [String(lease)] : [String(lease), `'${onlyRunId}'`];
+    const statement = onlyRunId === null ? CLAIM_NEXT : CLAIM_ONE;
+    return this.db.transactionFromPrepared<RunClaim | null, ClaimRow>(statement, args, async (client, res) => {
       const row = res.rows[0];
       if (!row) return null;
       const preread: PrereadState | undefined = row.session_row
@@ -186,14 +188,18 @@ interface ClaimRow {
   first_sequence: string | null;
 }
 
-/** The claim statement; `only` and `leaseMs` are validated literals (see `tryClaim`). */
-function claimSql(only: string, leaseMs: number): string {
-  return `UPDATE runs r SET lease_expires_at = now() + (${leaseMs} * interval '1 millisecond')
+/**
+ * The claim statement, prepared once per connection (`Database.transactionFromPrepared`): parsing
+ * and planning it took longer than running it (~0.6 ms against ~0.3 ms), on the wake → `run.claimed`
+ * path. `$1` is the lease in milliseconds; with `onlyRun`, `$2` is the one run it may claim.
+ */
+function claimSql(onlyRun: boolean): string {
+  return `UPDATE runs r SET lease_expires_at = now() + ($1::int * interval '1 millisecond')
      WHERE r.id = (
        SELECT id FROM runs
         WHERE ((status = 'queued' AND (scheduled_for IS NULL OR scheduled_for <= now()))
            OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))
-          AND (${only}::uuid IS NULL OR id = ${only}::uuid)
+          ${onlyRun ? 'AND id = $2::uuid' : ''}
         ORDER BY priority, created_at
         FOR UPDATE SKIP LOCKED
         LIMIT 1)
@@ -210,6 +216,9 @@ function claimSql(only: string, leaseMs: number): string {
                  WHERE c.run_id = r.id ORDER BY c.version DESC LIMIT 1) AS checkpoint,
                (SELECT e.sequence FROM events e WHERE e.run_id = r.id ORDER BY e.id LIMIT 1) AS first_sequence`;
 }
+
+const CLAIM_NEXT: PreparedSql = { name: 'agent_claim_next', text: claimSql(false) };
+const CLAIM_ONE: PreparedSql = { name: 'agent_claim_one', text: claimSql(true) };
 
 /** The trace root stored by the run's first traced `run.started`, or null. */
 async function storedTraceRoot(client: Queryable, runId: string): Promise<TraceRef | null> {
