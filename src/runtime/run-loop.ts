@@ -33,7 +33,7 @@ import type { SessionToolCache } from './session-tool-cache';
 import type { ToolResultArtifacts } from './tool-result-artifacts';
 import type { SkillSource } from '../ports/skills';
 import { skillEnabled } from '../tools/skills/skill-load';
-import { agentVersionMemo } from './agent-memo';
+import { agentVersionMemo, type MemoizedAgentCatalog } from './agent-memo';
 import { LeaseScope, usageAfterResponse, type KnownCheckpoint } from './lease-scope';
 
 export interface RunLoopDeps {
@@ -108,7 +108,7 @@ export class RunLoop {
   /** The lease scope of each execution in progress (docs/adr/0013-run-loop-round-trips.md). */
   private readonly leases = new WeakMap<RunClaim, LeaseScope>();
   private readonly contextRefs = new WeakMap<RunClaim, ContextCheckpointRef>();
-  private readonly agents: AgentCatalog;
+  private readonly agents: MemoizedAgentCatalog;
   constructor(
     private readonly deps: RunLoopDeps,
     private readonly settings: RunLoopSettings,
@@ -269,7 +269,7 @@ export class RunLoop {
     const preloaded = claim.preloaded;
     let run = preloaded ? preloaded.run : await deps.runs.get(claim.runId, null);
     if (!run || isTerminal(run.status)) return 'stopped';
-    const agent = await this.agents.get(run.agentId, run.agentVersion);
+    const agent = await this.agents.get(run.agentId, run.agentVersion, preloaded?.operatorGrants);
     if (!agent)
       return {
         kind: 'failed',

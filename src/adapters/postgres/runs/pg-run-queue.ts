@@ -8,6 +8,7 @@ import { GENERATION_SQL, type PgEventStore, type PrereadState } from '../event-s
 import { consentStampOf } from '../../trajectory/consent-stamp';
 import { runProjection } from '../../../domain/projections/run-projection';
 import type { CheckpointState } from '../../../domain/run/checkpoint';
+import type { McpServerGrant } from '../../../domain/mcp-grants';
 import { UUID_PATTERN } from '../keyset-cursor';
 import { toRunRecord } from './run-row';
 
@@ -42,14 +43,17 @@ export class PgRunQueue implements RunQueue {
   }
 
   /**
-   * One transaction of three round trips: `BEGIN` and one prepared statement, sent together, that locks the
-   * next runnable run, sets its lease and returns everything the claim and the lease's start need —
-   * the run and session rows the `run.claimed` append folds (so the append reads nothing), the
-   * read-model generation, the principal's trajectory consent (first start only), the run's latest
-   * checkpoint and the sequence of its first event; then the append; then COMMIT. The lease column
-   * is operational: the append never writes it. What the statement read is exact at the commit:
-   * the append's session-sequence gate refuses the claim if the session moved since (a zombie
-   * lease holder's last write), and checkpoints are only written by appends.
+   * One transaction of three round trips: `BEGIN` and one prepared statement, sent together, that
+   * locks the next runnable run, sets its lease and returns everything the claim and the lease's
+   * start need — the run and session rows the `run.claimed` append folds (so the append reads
+   * nothing), the read-model generation, the principal's trajectory consent (first start only), the
+   * run's latest checkpoint, the sequence of its first event and its agent's operator MCP grants;
+   * then the append; then COMMIT. The lease column is operational: the append never writes it.
+   * What the statement read of the run and session is exact at the commit: the append's
+   * session-sequence gate refuses the claim if the session moved since (a zombie lease holder's last
+   * write), and checkpoints are only written by appends. The grants are as of the statement, which
+   * is what the lease's start read right after the claim before (a grant applies from the next
+   * lease, ADR 0020).
    */
   private tryClaim(
     workerId: string,
@@ -151,6 +155,7 @@ export class PgRunQueue implements RunQueue {
               run: toRunRecord(runRow),
               checkpoint: row.checkpoint,
               firstSequence: Number(row.first_sequence ?? appended.events[0].sequence),
+              operatorGrants: row.operator_grants,
             }
           : undefined,
       };
@@ -186,6 +191,7 @@ interface ClaimRow {
   consent: { status: 'granted' | 'withdrawn'; version: number } | null;
   checkpoint: { version: number; state: CheckpointState } | null;
   first_sequence: string | null;
+  operator_grants: McpServerGrant[];
 }
 
 /**
@@ -214,7 +220,10 @@ function claimSql(onlyRun: boolean): string {
                END AS consent,
                (SELECT jsonb_build_object('version', c.version, 'state', c.state) FROM checkpoints c
                  WHERE c.run_id = r.id ORDER BY c.version DESC LIMIT 1) AS checkpoint,
-               (SELECT e.sequence FROM events e WHERE e.run_id = r.id ORDER BY e.id LIMIT 1) AS first_sequence`;
+               (SELECT e.sequence FROM events e WHERE e.run_id = r.id ORDER BY e.id LIMIT 1) AS first_sequence,
+               (SELECT coalesce(jsonb_agg(jsonb_build_object('serverId', g.server_id, 'default', g.default_decision,
+                                                             'tools', g.tools)), '[]'::jsonb)
+                  FROM agent_mcp_grants g WHERE g.agent_id = r.agent_id) AS operator_grants`;
 }
 
 const CLAIM_NEXT: PreparedSql = { name: 'agent_claim_next', text: claimSql(false) };
