@@ -37,6 +37,7 @@ export class LeaseScope {
   private current: RunRecord;
   private latest: KnownCheckpoint | null;
   private continuationMayExist: boolean;
+  private toolInvocationsMayExist: boolean;
   /** Appends made (each one commit), for tests and metrics. */
   appends = 0;
 
@@ -45,9 +46,12 @@ export class LeaseScope {
     readonly claim: RunClaim,
     run: RunRecord,
     checkpoint: KnownCheckpoint | null,
+    /** False when the claim found no tool invocation of the run (`ClaimPreload.hasToolInvocations`). */
+    toolInvocationsAtStart = true,
   ) {
     this.current = run;
     this.latest = checkpoint;
+    this.toolInvocationsMayExist = toolInvocationsAtStart;
     // Older checkpoints of a resumed run may hold a provider continuation this scope never saw.
     this.continuationMayExist = checkpoint !== null;
   }
@@ -67,13 +71,28 @@ export class LeaseScope {
     return this.continuationMayExist;
   }
 
+  /**
+   * Whether the run may have tool invocations. False while the run had none at the claim and this
+   * lease has queued or written no tool event: only the lease holder proposes tool calls, so until
+   * then a lookup of the run's invocations would find none (the loop skips that read).
+   */
+  get mayHaveToolInvocations(): boolean {
+    return this.toolInvocationsMayExist;
+  }
+
   get hasQueued(): boolean {
     return this.queued.length > 0;
   }
 
   /** Queues events to be committed, in order, ahead of the next write's own events. */
   defer(events: readonly NewEvent[]): void {
+    this.noteToolEvents(events);
     this.queued.push(...events);
+  }
+
+  private noteToolEvents(events: readonly NewEvent[]): void {
+    if (!this.toolInvocationsMayExist && events.some((e) => e.type.startsWith('tool.')))
+      this.toolInvocationsMayExist = true;
   }
 
   /**
@@ -84,6 +103,7 @@ export class LeaseScope {
   write(events: readonly NewEvent[], checkpoint?: KnownCheckpoint): Promise<AppendResult | null> {
     const batch = [...this.queued.splice(0), ...events];
     if (batch.length === 0) return Promise.resolve(null);
+    this.noteToolEvents(events);
     const run = this.chain.then(() =>
       this.store.append(this.claim.sessionId, batch, {
         tenantId: this.claim.tenantId,

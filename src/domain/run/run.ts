@@ -74,6 +74,12 @@ export interface ClaimPreload {
    * lease's start would otherwise read right after the claim (a grant applies from the next lease).
    */
   readonly operatorGrants?: readonly McpServerGrant[];
+  /**
+   * Whether the run had any tool invocation at the claim. Only the lease holder proposes tool calls,
+   * so a lease that starts with none knows the answer to "was this call proposed before, and how
+   * often was it made" until it proposes one itself.
+   */
+  readonly hasToolInvocations?: boolean;
 }
 
 /** A W3C trace context reduced to its ids: 32 and 16 lowercase hex characters. */

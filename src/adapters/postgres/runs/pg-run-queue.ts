@@ -47,7 +47,8 @@ export class PgRunQueue implements RunQueue {
    * locks the next runnable run, sets its lease and returns everything the claim and the lease's
    * start need — the run and session rows the `run.claimed` append folds (so the append reads
    * nothing), the read-model generation, the principal's trajectory consent (first start only), the
-   * run's latest checkpoint, the sequence of its first event and its agent's operator MCP grants;
+   * run's latest checkpoint, the sequence of its first event, whether it has tool invocations, and
+   * its agent's operator MCP grants;
    * then the append; then COMMIT. The lease column is operational: the append never writes it.
    * What the statement read of the run and session is exact at the commit: the append's
    * session-sequence gate refuses the claim if the session moved since (a zombie lease holder's last
@@ -156,6 +157,7 @@ export class PgRunQueue implements RunQueue {
               checkpoint: row.checkpoint,
               firstSequence: Number(row.first_sequence ?? appended.events[0].sequence),
               operatorGrants: row.operator_grants,
+              hasToolInvocations: row.has_tool_invocations,
             }
           : undefined,
       };
@@ -192,6 +194,7 @@ interface ClaimRow {
   checkpoint: { version: number; state: CheckpointState } | null;
   first_sequence: string | null;
   operator_grants: McpServerGrant[];
+  has_tool_invocations: boolean;
 }
 
 /**
@@ -223,7 +226,8 @@ function claimSql(onlyRun: boolean): string {
                (SELECT e.sequence FROM events e WHERE e.run_id = r.id ORDER BY e.id LIMIT 1) AS first_sequence,
                (SELECT coalesce(jsonb_agg(jsonb_build_object('serverId', g.server_id, 'default', g.default_decision,
                                                              'tools', g.tools)), '[]'::jsonb)
-                  FROM agent_mcp_grants g WHERE g.agent_id = r.agent_id) AS operator_grants`;
+                  FROM agent_mcp_grants g WHERE g.agent_id = r.agent_id) AS operator_grants,
+               EXISTS (SELECT 1 FROM tool_invocations ti WHERE ti.run_id = r.id) AS has_tool_invocations`;
 }
 
 const CLAIM_NEXT: PreparedSql = { name: 'agent_claim_next', text: claimSql(false) };
