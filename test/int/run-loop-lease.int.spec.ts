@@ -101,6 +101,20 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     expect(run?.usage.toolCalls).toBe(1);
   });
 
+  it('is not fenced by rows older than its claim that the event store cached late', async () => {
+    const { runId, sessionId } = await t.submit('What is 17 multiplied by 23?');
+    // The interleaving seen with API and worker in one process (the bench, `agent start`): the
+    // submit's append commits, its NOTIFY wakes the worker, the claim commits and caches its rows,
+    // and only then does the submit record its own (older) rows in the store's session cache.
+    const cache = (t.platform.store as unknown as { cache: { entries: Map<string, unknown> } }).cache.entries;
+    const submitted = cache.get(sessionId);
+    expect(submitted).toBeDefined();
+    const claim = await t.platform.queue.claim('w-late-cache', 30_000, runId);
+    cache.set(sessionId, submitted);
+    expect(await t.platform.createRunLoop().execute(claim!, new AbortController().signal)).toBe('finished');
+    expect((await t.platform.runs.get(runId, null))?.status).toBe('completed');
+  });
+
   it('sees a cancel request that arrives while a tool step runs, through its own next append', async () => {
     const { runId, sessionId } = await t.submit('What is 17 multiplied by 23?', {
       modelPolicy: 'fake:slow_calculator',
