@@ -1,4 +1,5 @@
 import type { AgentSpec } from '../domain/agent';
+import type { McpServerGrant } from '../domain/mcp-grants';
 
 /** Versioned agent definitions: loaded from YAML, persisted with their version before use (§6.1). */
 export interface AgentCatalog {
@@ -12,5 +13,9 @@ export interface AgentCatalog {
    * override). `get(id, v)` equals `withLive(getStored(id, v))`.
    */
   getStored?(agentId: string, version: number): Promise<AgentSpec | null>;
-  withLive?(spec: AgentSpec): Promise<AgentSpec>;
+  /**
+   * `operatorGrants`: the agent's operator MCP grants when the caller has just read them itself (the
+   * run claim does, in its statement); read here otherwise.
+   */
+  withLive?(spec: AgentSpec, operatorGrants?: readonly McpServerGrant[]): Promise<AgentSpec>;
 }

@@ -1,3 +1,4 @@
+import { LeaseFencedError } from '../domain/errors';
 import type { NewEvent, StoredEvent } from '../domain/events/payloads';
 import { runProjection } from '../domain/projections/run-projection';
 import type { CheckpointState } from '../domain/run/checkpoint';
@@ -37,6 +38,7 @@ export class LeaseScope {
   private current: RunRecord;
   private latest: KnownCheckpoint | null;
   private continuationMayExist: boolean;
+  private toolInvocationsMayExist: boolean;
   /** Appends made (each one commit), for tests and metrics. */
   appends = 0;
 
@@ -45,9 +47,12 @@ export class LeaseScope {
     readonly claim: RunClaim,
     run: RunRecord,
     checkpoint: KnownCheckpoint | null,
+    /** False when the claim found no tool invocation of the run (`ClaimPreload.hasToolInvocations`). */
+    toolInvocationsAtStart = true,
   ) {
     this.current = run;
     this.latest = checkpoint;
+    this.toolInvocationsMayExist = toolInvocationsAtStart;
     // Older checkpoints of a resumed run may hold a provider continuation this scope never saw.
     this.continuationMayExist = checkpoint !== null;
   }
@@ -67,13 +72,28 @@ export class LeaseScope {
     return this.continuationMayExist;
   }
 
+  /**
+   * Whether the run may have tool invocations. False while the run had none at the claim and this
+   * lease has queued or written no tool event: only the lease holder proposes tool calls, so until
+   * then a lookup of the run's invocations would find none (the loop skips that read).
+   */
+  get mayHaveToolInvocations(): boolean {
+    return this.toolInvocationsMayExist;
+  }
+
   get hasQueued(): boolean {
     return this.queued.length > 0;
   }
 
   /** Queues events to be committed, in order, ahead of the next write's own events. */
   defer(events: readonly NewEvent[]): void {
+    this.noteToolEvents(events);
     this.queued.push(...events);
+  }
+
+  private noteToolEvents(events: readonly NewEvent[]): void {
+    if (!this.toolInvocationsMayExist && events.some((e) => e.type.startsWith('tool.')))
+      this.toolInvocationsMayExist = true;
   }
 
   /**
@@ -84,7 +104,8 @@ export class LeaseScope {
   write(events: readonly NewEvent[], checkpoint?: KnownCheckpoint): Promise<AppendResult | null> {
     const batch = [...this.queued.splice(0), ...events];
     if (batch.length === 0) return Promise.resolve(null);
-    const run = this.chain.then(() =>
+    this.noteToolEvents(events);
+    const append = () =>
       this.store.append(this.claim.sessionId, batch, {
         tenantId: this.claim.tenantId,
         fence: { runId: this.claim.runId, leaseEpoch: this.claim.leaseEpoch },
@@ -95,8 +116,8 @@ export class LeaseScope {
               state: checkpoint.state as unknown as Record<string, unknown>,
             }
           : undefined,
-      }),
-    );
+      });
+    const run = this.chain.then(() => unlessStaleFence(append, this.claim.leaseEpoch));
     this.chain = run.catch(() => undefined);
     return run.then((result) => {
       this.appends += 1;
@@ -112,6 +133,30 @@ export class LeaseScope {
   /** Commits whatever is queued (no round trip when nothing is). */
   async flush(): Promise<void> {
     await this.write([]);
+  }
+}
+
+/** Appends tried again after a refusal that can only come from stale rows (see `unlessStaleFence`). */
+const STALE_FENCE_RETRIES = 2;
+
+/**
+ * Runs a fenced append, trying it again when its fence refusal names an epoch *below* the lease's.
+ * Lease epochs only grow and this lease's claim committed its own, so such a refusal was decided on
+ * rows older than the claim: the event store's per-process session cache can hold them when an
+ * append of the same process that committed before the claim (the submit, when API and worker
+ * share a process) records its rows after the claim recorded newer ones. The refused append wrote
+ * nothing (the fence is checked before the statement) and the store dropped the session's cached
+ * rows with the error, so the retry folds fresh ones. A real take-over names a higher epoch, and
+ * that refusal is final, as is any refusal once the retries are spent.
+ */
+async function unlessStaleFence(append: () => Promise<AppendResult>, leaseEpoch: number): Promise<AppendResult> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await append();
+    } catch (e) {
+      const current = e instanceof LeaseFencedError ? e.details.currentEpoch : undefined;
+      if (typeof current !== 'number' || current >= leaseEpoch || attempt >= STALE_FENCE_RETRIES) throw e;
+    }
   }
 }
 

@@ -33,7 +33,7 @@ import type { SessionToolCache } from './session-tool-cache';
 import type { ToolResultArtifacts } from './tool-result-artifacts';
 import type { SkillSource } from '../ports/skills';
 import { skillEnabled } from '../tools/skills/skill-load';
-import { agentVersionMemo } from './agent-memo';
+import { agentVersionMemo, type MemoizedAgentCatalog } from './agent-memo';
 import { LeaseScope, usageAfterResponse, type KnownCheckpoint } from './lease-scope';
 
 export interface RunLoopDeps {
@@ -108,7 +108,7 @@ export class RunLoop {
   /** The lease scope of each execution in progress (docs/adr/0013-run-loop-round-trips.md). */
   private readonly leases = new WeakMap<RunClaim, LeaseScope>();
   private readonly contextRefs = new WeakMap<RunClaim, ContextCheckpointRef>();
-  private readonly agents: AgentCatalog;
+  private readonly agents: MemoizedAgentCatalog;
   constructor(
     private readonly deps: RunLoopDeps,
     private readonly settings: RunLoopSettings,
@@ -269,7 +269,7 @@ export class RunLoop {
     const preloaded = claim.preloaded;
     let run = preloaded ? preloaded.run : await deps.runs.get(claim.runId, null);
     if (!run || isTerminal(run.status)) return 'stopped';
-    const agent = await this.agents.get(run.agentId, run.agentVersion);
+    const agent = await this.agents.get(run.agentId, run.agentVersion, preloaded?.operatorGrants);
     if (!agent)
       return {
         kind: 'failed',
@@ -313,7 +313,13 @@ export class RunLoop {
     // Resume point: the latest checkpoint when it is for the current step; otherwise the log decides.
     const cp = preloaded ? preloaded.checkpoint : await deps.checkpoints.latest(claim.runId);
     // From here on the loop tracks its run row and checkpoint from its own writes (lease-scope.ts).
-    const lease = new LeaseScope(deps.store, claim, run, cp ? { version: cp.version, state: cp.state } : null);
+    const lease = new LeaseScope(
+      deps.store,
+      claim,
+      run,
+      cp ? { version: cp.version, state: cp.state } : null,
+      preloaded?.hasToolInvocations ?? true,
+    );
     this.leases.set(claim, lease);
     let checkpointVersion = cp?.version ?? 0;
     let step = run.stepCount;
@@ -661,7 +667,10 @@ export class RunLoop {
     };
     const handle = async (call: ToolCallItem, last: boolean): Promise<Outcome | 'stopped' | Suspension | null> => {
       // A call already proposed before a suspension or crash is not counted against the budget again.
-      const { existing, sameCall } = await this.pipeline.lookupCall(call, ctx);
+      // Before the lease's first tool event, a run the claim found without invocations has none.
+      const { existing, sameCall } = lease.mayHaveToolInvocations
+        ? await this.pipeline.lookupCall(call, ctx)
+        : { existing: null, sameCall: [] };
       if (!existing) {
         const g = guard();
         if (g) return g;

@@ -1,5 +1,6 @@
 import { createTestDb, type TestDb } from '../support/test-db';
 import { createTestPlatform, type TestPlatform } from '../support/platform';
+import { LoopStopped } from '../../src/runtime/stop-reason';
 
 let tdb: TestDb;
 let t: TestPlatform;
@@ -75,6 +76,43 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     const types = (await t.events(runId)).map((e) => e.type);
     expect(types.filter((x) => x === 'run.completed')).toHaveLength(1);
     expect(types.filter((x) => x === 'tool.call.completed')).toHaveLength(1);
+  });
+
+  it('skips the invocation read only while no tool call can exist: a lease after a started call finds it', async () => {
+    const { runId } = await t.submit('What is 17 multiplied by 23?');
+    const first = await t.platform.queue.claim('w-first', 30_000, runId);
+    expect(first?.preloaded?.hasToolInvocations).toBe(false);
+    // The first lease stops (abandons, as a crash would) once tool.call.started is durable.
+    const stop = new AbortController();
+    const crashing = t.platform.createRunLoop({}, (events) => {
+      if (events.some((e) => e.type === 'tool.call.started')) stop.abort(new LoopStopped('abandon'));
+    });
+    expect(await crashing.execute(first!, stop.signal)).toBe('abandoned');
+    await t.platform.db.query(`UPDATE runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [runId]);
+    const second = await t.platform.queue.claim('w-second', 30_000, runId);
+    expect(second?.preloaded?.hasToolInvocations).toBe(true);
+    expect(await t.platform.createRunLoop().execute(second!, new AbortController().signal)).toBe('finished');
+    const types = (await t.events(runId)).map((e) => e.type);
+    // The call the first lease proposed was found (not proposed again, not counted twice).
+    expect(types.filter((x) => x === 'tool.call.proposed')).toHaveLength(1);
+    expect(types.filter((x) => x === 'tool.call.completed')).toHaveLength(1);
+    const run = await t.platform.runs.get(runId, null);
+    expect(run).toMatchObject({ status: 'completed', finalText: 'The result is 391.' });
+    expect(run?.usage.toolCalls).toBe(1);
+  });
+
+  it('is not fenced by rows older than its claim that the event store cached late', async () => {
+    const { runId, sessionId } = await t.submit('What is 17 multiplied by 23?');
+    // The interleaving seen with API and worker in one process (the bench, `agent start`): the
+    // submit's append commits, its NOTIFY wakes the worker, the claim commits and caches its rows,
+    // and only then does the submit record its own (older) rows in the store's session cache.
+    const cache = (t.platform.store as unknown as { cache: { entries: Map<string, unknown> } }).cache.entries;
+    const submitted = cache.get(sessionId);
+    expect(submitted).toBeDefined();
+    const claim = await t.platform.queue.claim('w-late-cache', 30_000, runId);
+    cache.set(sessionId, submitted);
+    expect(await t.platform.createRunLoop().execute(claim!, new AbortController().signal)).toBe('finished');
+    expect((await t.platform.runs.get(runId, null))?.status).toBe('completed');
   });
 
   it('sees a cancel request that arrives while a tool step runs, through its own next append', async () => {

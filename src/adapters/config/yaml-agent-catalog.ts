@@ -222,29 +222,33 @@ export class YamlAgentCatalog implements AgentCatalog {
     return r.rows[0] ? toSpec(r.rows[0]) : null;
   }
 
-  /** Operator MCP grants and the model policy override, read now. */
-  withLive(spec: AgentSpec): Promise<AgentSpec> {
-    return this.withOverride(spec);
+  /** Operator MCP grants (read now unless given) and the model policy override. */
+  withLive(spec: AgentSpec, operatorGrants?: readonly McpServerGrant[]): Promise<AgentSpec> {
+    return this.withOverride(spec, operatorGrants);
   }
 
   /**
    * Operator grants (`agent_mcp_grants`, written by `PUT /v1/agents/{id}/mcp-grants/{server}`)
    * replace the agent file's grant for their server, for every version of the agent.
    */
-  private async withOverride(spec: AgentSpec): Promise<AgentSpec> {
+  private async withOverride(spec: AgentSpec, given?: readonly McpServerGrant[]): Promise<AgentSpec> {
+    const operator = given ?? (await this.operatorGrants(spec.id));
+    let out = this.modelPolicyOverride ? { ...spec, modelPolicy: this.modelPolicyOverride } : spec;
+    if (operator.length > 0) {
+      let grants: McpServerGrant[] = [...mcpGrantsOf(spec)];
+      for (const g of operator) grants = withGrant(grants, g);
+      out = { ...out, mcpGrants: grants, mcpServers: grants.map((g) => g.serverId) };
+    }
+    return out;
+  }
+
+  private async operatorGrants(agentId: string): Promise<McpServerGrant[]> {
     const rows = await this.db.query<{
       server_id: string;
       default_decision: GrantDecision;
       tools: Record<string, GrantDecision>;
-    }>('SELECT server_id, default_decision, tools FROM agent_mcp_grants WHERE agent_id = $1', [spec.id]);
-    let out = this.modelPolicyOverride ? { ...spec, modelPolicy: this.modelPolicyOverride } : spec;
-    if (rows.rows.length > 0) {
-      let grants: McpServerGrant[] = [...mcpGrantsOf(spec)];
-      for (const row of rows.rows)
-        grants = withGrant(grants, { serverId: row.server_id, default: row.default_decision, tools: row.tools });
-      out = { ...out, mcpGrants: grants, mcpServers: grants.map((g) => g.serverId) };
-    }
-    return out;
+    }>('SELECT server_id, default_decision, tools FROM agent_mcp_grants WHERE agent_id = $1', [agentId]);
+    return rows.rows.map((row) => ({ serverId: row.server_id, default: row.default_decision, tools: row.tools }));
   }
 }
 

@@ -17,6 +17,8 @@ export interface Queryable {
 /** The shared connection pool. One per process; each unit of work borrows its own client. */
 export class Database {
   readonly pool: Pool;
+  /** The statements `transactionFromPrepared` has prepared on each pooled connection. */
+  private readonly prepared = new WeakMap<PoolClient, Set<string>>();
   constructor(
     readonly url: string,
     max = 10,
@@ -86,10 +88,73 @@ export class Database {
     }
   }
 
+  /**
+   * Like `transactionFrom`, with the first statement prepared once per pooled connection (SQL
+   * `PREPARE`) and run as `BEGIN; EXECUTE name(args)` in one round trip: the server plans it once
+   * per connection instead of on every call (a simple-protocol statement is parsed and planned
+   * every time). `args` are SQL literals the caller has validated, in the statement's parameter
+   * order. A connection that lost the statement (`DISCARD ALL`) or whose plan no longer fits (a
+   * migration changed a table it reads) prepares it again and the transaction is retried once.
+   */
+  async transactionFromPrepared<T, R extends QueryResultRow = QueryResultRow>(
+    statement: PreparedSql,
+    args: readonly string[],
+    fn: (client: PoolClient, first: { rows: R[]; rowCount: number | null }) => Promise<T>,
+  ): Promise<T> {
+    if (!PREPARED_NAME.test(statement.name)) throw new Error(`invalid prepared statement name ${statement.name}`);
+    const execute = `BEGIN; EXECUTE ${statement.name}${args.length > 0 ? `(${args.join(', ')})` : ''}`;
+    const client = await this.pool.connect();
+    try {
+      for (let attempt = 1; ; attempt++) {
+        let names = this.prepared.get(client);
+        if (!names) this.prepared.set(client, (names = new Set()));
+        if (!names.has(statement.name)) {
+          await client.query(`PREPARE ${statement.name} AS ${statement.text}`).catch((e: unknown) => {
+            // Prepared on this connection before this process tracked it: it is there.
+            if (pgError(e).code !== '42P05') throw e;
+          });
+          names.add(statement.name);
+        }
+        let results: { rows: R[]; rowCount: number | null }[];
+        try {
+          results = (await client.query<R>(execute)) as unknown as typeof results;
+        } catch (e) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          const code = pgError(e).code;
+          // 26000: no such prepared statement; 0A000: cached plan must not change result type.
+          if (attempt > 1 || (code !== '26000' && code !== '0A000')) throw e;
+          names.delete(statement.name);
+          await client.query(`DEALLOCATE ${statement.name}`).catch(() => undefined);
+          continue;
+        }
+        try {
+          const result = await fn(client, results[1]);
+          await client.query('COMMIT');
+          return result;
+        } catch (e) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw e;
+        }
+      }
+    } finally {
+      client.release();
+    }
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }
 }
+
+/** A statement `Database.transactionFromPrepared` prepares per connection under `name`. */
+export interface PreparedSql {
+  /** A plain SQL identifier, unique per statement text. */
+  readonly name: string;
+  /** The statement, with `$1`, `$2`, … for its (typed) parameters. */
+  readonly text: string;
+}
+
+const PREPARED_NAME = /^[a-z_][a-z0-9_]*$/;
 
 /** The PostgreSQL error code and constraint of a failed query, when it is one. */
 export function pgError(e: unknown): { code?: string; constraint?: string } {

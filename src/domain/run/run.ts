@@ -1,3 +1,4 @@
+import type { McpServerGrant } from '../mcp-grants';
 import type { CheckpointState } from './checkpoint';
 import type { RunFailure } from './failure';
 import type { RunLimits } from './limits';
@@ -68,6 +69,17 @@ export interface ClaimPreload {
   readonly checkpoint: { readonly version: number; readonly state: CheckpointState } | null;
   /** The session sequence of the run's first event (where its conversation starts). */
   readonly firstSequence: number;
+  /**
+   * The operator MCP grants of the run's agent (ADR 0020), read by the claim's statement: what the
+   * lease's start would otherwise read right after the claim (a grant applies from the next lease).
+   */
+  readonly operatorGrants?: readonly McpServerGrant[];
+  /**
+   * Whether the run had any tool invocation at the claim. Only the lease holder proposes tool calls,
+   * so a lease that starts with none knows the answer to "was this call proposed before, and how
+   * often was it made" until it proposes one itself.
+   */
+  readonly hasToolInvocations?: boolean;
 }
 
 /** A W3C trace context reduced to its ids: 32 and 16 lowercase hex characters. */

@@ -22,7 +22,12 @@ export class PgTransientPublisher implements TransientPublisher {
         k: frame.kind,
         t: frame.text.slice(i, i + MAX_CHUNK_CHARS),
       });
-      await this.db.query('SELECT pg_notify($1, $2)', [TRANSIENT_CHANNEL, payload]);
+      // Named: parsed and planned once per pooled connection, not for every delta.
+      await this.db.query({
+        name: 'agent_transient_notify',
+        text: 'SELECT pg_notify($1, $2)',
+        values: [TRANSIENT_CHANNEL, payload],
+      });
     }
   }
 }
