@@ -1,4 +1,3 @@
-import { LeaseFencedError } from '../domain/errors';
 import type { NewEvent, StoredEvent } from '../domain/events/payloads';
 import { runProjection } from '../domain/projections/run-projection';
 import type { CheckpointState } from '../domain/run/checkpoint';
@@ -105,7 +104,7 @@ export class LeaseScope {
     const batch = [...this.queued.splice(0), ...events];
     if (batch.length === 0) return Promise.resolve(null);
     this.noteToolEvents(events);
-    const append = () =>
+    const run = this.chain.then(() =>
       this.store.append(this.claim.sessionId, batch, {
         tenantId: this.claim.tenantId,
         fence: { runId: this.claim.runId, leaseEpoch: this.claim.leaseEpoch },
@@ -116,8 +115,8 @@ export class LeaseScope {
               state: checkpoint.state as unknown as Record<string, unknown>,
             }
           : undefined,
-      });
-    const run = this.chain.then(() => unlessStaleFence(append, this.claim.leaseEpoch));
+      }),
+    );
     this.chain = run.catch(() => undefined);
     return run.then((result) => {
       this.appends += 1;
@@ -133,30 +132,6 @@ export class LeaseScope {
   /** Commits whatever is queued (no round trip when nothing is). */
   async flush(): Promise<void> {
     await this.write([]);
-  }
-}
-
-/** Appends tried again after a refusal that can only come from stale rows (see `unlessStaleFence`). */
-const STALE_FENCE_RETRIES = 2;
-
-/**
- * Runs a fenced append, trying it again when its fence refusal names an epoch *below* the lease's.
- * Lease epochs only grow and this lease's claim committed its own, so such a refusal was decided on
- * rows older than the claim: the event store's per-process session cache can hold them when an
- * append of the same process that committed before the claim (the submit, when API and worker
- * share a process) records its rows after the claim recorded newer ones. The refused append wrote
- * nothing (the fence is checked before the statement) and the store dropped the session's cached
- * rows with the error, so the retry folds fresh ones. A real take-over names a higher epoch, and
- * that refusal is final, as is any refusal once the retries are spent.
- */
-async function unlessStaleFence(append: () => Promise<AppendResult>, leaseEpoch: number): Promise<AppendResult> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await append();
-    } catch (e) {
-      const current = e instanceof LeaseFencedError ? e.details.currentEpoch : undefined;
-      if (typeof current !== 'number' || current >= leaseEpoch || attempt >= STALE_FENCE_RETRIES) throw e;
-    }
   }
 }
 
