@@ -51,50 +51,20 @@ export class Database {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
+      return await commitOrRollBack(client, () => fn(client));
     } finally {
       client.release();
     }
   }
 
   /**
-   * Like `transaction`, with the transaction's first statement sent in the same round trip as its
-   * `BEGIN` (one simple-protocol message, so `firstSql` takes no parameters: the caller inlines
-   * only values it has validated as literals). `fn` gets that statement's result.
-   */
-  async transactionFrom<T, R extends QueryResultRow = QueryResultRow>(
-    firstSql: string,
-    fn: (client: PoolClient, first: { rows: R[]; rowCount: number | null }) => Promise<T>,
-  ): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      const results = (await client.query<R>(`BEGIN; ${firstSql}`)) as unknown as {
-        rows: R[];
-        rowCount: number | null;
-      }[];
-      const result = await fn(client, results[1]);
-      await client.query('COMMIT');
-      return result;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
-  }
-
-  /**
-   * Like `transactionFrom`, with the first statement prepared once per pooled connection (SQL
-   * `PREPARE`) and run as `BEGIN; EXECUTE name(args)` in one round trip: the server plans it once
-   * per connection instead of on every call (a simple-protocol statement is parsed and planned
+   * Like `transaction`, with the transaction's first statement prepared once per pooled connection
+   * (SQL `PREPARE`) and run as `BEGIN; EXECUTE name(args)` in one round trip: the server plans it
+   * once per connection instead of on every call (a simple-protocol statement is parsed and planned
    * every time). `args` are SQL literals the caller has validated, in the statement's parameter
-   * order. A connection that lost the statement (`DISCARD ALL`) or whose plan no longer fits (a
-   * migration changed a table it reads) prepares it again and the transaction is retried once.
+   * order; `fn` gets the statement's result. A connection that lost the statement (`DISCARD ALL`)
+   * or whose plan no longer fits (a migration changed a table it reads) prepares it again and the
+   * transaction is retried once.
    */
   async transactionFromPrepared<T, R extends QueryResultRow = QueryResultRow>(
     statement: PreparedSql,
@@ -127,14 +97,7 @@ export class Database {
           await client.query(`DEALLOCATE ${statement.name}`).catch(() => undefined);
           continue;
         }
-        try {
-          const result = await fn(client, results[1]);
-          await client.query('COMMIT');
-          return result;
-        } catch (e) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw e;
-        }
+        return await commitOrRollBack(client, () => fn(client, results[1]));
       }
     } finally {
       client.release();
@@ -155,6 +118,18 @@ export interface PreparedSql {
 }
 
 const PREPARED_NAME = /^[a-z_][a-z0-9_]*$/;
+
+/** Finishes an open transaction: COMMIT after `fn`, or ROLLBACK (and rethrow) when it fails. */
+async function commitOrRollBack<T>(client: PoolClient, fn: () => Promise<T>): Promise<T> {
+  try {
+    const result = await fn();
+    await client.query('COMMIT');
+    return result;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+}
 
 /** The PostgreSQL error code and constraint of a failed query, when it is one. */
 export function pgError(e: unknown): { code?: string; constraint?: string } {
