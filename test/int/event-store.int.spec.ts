@@ -40,14 +40,20 @@ async function newSession(): Promise<string> {
   return id;
 }
 
+/** A connection listening on both channels an append notifies, and what it has heard. */
+async function listenToAppends(): Promise<{ listener: Client; seen: { channel: string; payload: string }[] }> {
+  const listener = new Client({ connectionString: tdb.url });
+  await listener.connect();
+  const seen: { channel: string; payload: string }[] = [];
+  listener.on('notification', (n) => seen.push({ channel: n.channel, payload: n.payload ?? '' }));
+  await listener.query('LISTEN agent_events');
+  await listener.query('LISTEN run_ready');
+  return { listener, seen };
+}
+
 describe('PgEventStore', () => {
   it('notifies every committed append exactly once, alone (in the statement) or overlapping (after the commit), and never a refused one', async () => {
-    const listener = new Client({ connectionString: tdb.url });
-    await listener.connect();
-    const seen: { channel: string; payload: string }[] = [];
-    listener.on('notification', (n) => seen.push({ channel: n.channel, payload: n.payload ?? '' }));
-    await listener.query('LISTEN agent_events');
-    await listener.query('LISTEN run_ready');
+    const { listener, seen } = await listenToAppends();
     try {
       const alone = await newSession();
       const runId = randomUUID();
@@ -110,15 +116,11 @@ describe('PgEventStore', () => {
 
   it('writes and notifies nothing when the statement itself finds the session moved (rows cached by another process)', async () => {
     // `store` caches the session at sequence 2; `other` (another process, its own cache) moves it to 3.
-    // The pinned expected sequence agrees with the stale cache, so the refusal can only come from the
-    // statement's gate: every part of it (event, run row, idempotency key, NOTIFYs) must see no row.
+    // The pinned expected sequence agrees with the stale cache, so the first refusal can only come
+    // from the statement's gate: every part of it (event, run row, idempotency key, NOTIFYs) must see
+    // no row. (The store then decides again on fresh rows, which refuses the stale sequence too.)
     const other = new PgEventStore(db, testClock);
-    const listener = new Client({ connectionString: tdb.url });
-    await listener.connect();
-    const seen: { channel: string; payload: string }[] = [];
-    listener.on('notification', (n) => seen.push({ channel: n.channel, payload: n.payload ?? '' }));
-    await listener.query('LISTEN agent_events');
-    await listener.query('LISTEN run_ready');
+    const { listener, seen } = await listenToAppends();
     try {
       const sid = await newSession();
       await store.append(sid, [userMessage('cached here')], { tenantId: TENANT });
