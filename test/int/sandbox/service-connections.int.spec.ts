@@ -43,8 +43,12 @@ async function startService(): Promise<SandboxService> {
   return s;
 }
 
-/** One request on a connection of its own, the way a client of protocol 1 before keep-alive did it. */
-function rawRequest(req: unknown): Promise<Record<string, unknown>[]> {
+/**
+ * Writes `payload` on a connection of its own and collects the answer lines until the service
+ * closes it; with `endAfterFirstLine`, the client ends the connection once an answer has arrived
+ * (the way a client of protocol 1 before keep-alive did it).
+ */
+function rawExchange(payload: string, endAfterFirstLine: boolean): Promise<Record<string, unknown>[]> {
   return new Promise((resolve, reject) => {
     const c = net.connect(socketPath);
     let buf = '';
@@ -53,13 +57,16 @@ function rawRequest(req: unknown): Promise<Record<string, unknown>[]> {
     c.on('data', (d: string) => {
       buf += d;
       for (let i; (i = buf.indexOf('\n')) >= 0; buf = buf.slice(i + 1)) lines.push(JSON.parse(buf.slice(0, i)));
-      if (lines.length > 0) c.end();
+      if (endAfterFirstLine && lines.length > 0) c.end();
     });
     c.once('error', reject);
     c.once('close', () => resolve(lines));
-    c.write(JSON.stringify(req) + '\n');
+    c.write(payload);
   });
 }
+
+/** One request on a connection of its own, the way a client of protocol 1 before keep-alive did it. */
+const rawRequest = (req: unknown) => rawExchange(JSON.stringify(req) + '\n', true);
 
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sbx-conn-'));
@@ -103,25 +110,14 @@ describe('execution service connections', () => {
   });
 
   it('refuses a request sent before the answer to the previous one', async () => {
-    const lines = await new Promise<Record<string, unknown>[]>((resolve, reject) => {
-      const c = net.connect(socketPath);
-      let buf = '';
-      const got: Record<string, unknown>[] = [];
-      c.setEncoding('utf8');
-      c.on('data', (d: string) => {
-        buf += d;
-        for (let i; (i = buf.indexOf('\n')) >= 0; buf = buf.slice(i + 1)) got.push(JSON.parse(buf.slice(0, i)));
-      });
-      c.once('error', reject);
-      c.once('close', () => resolve(got));
-      // Both in one write: the second arrives while the first is being handled.
-      c.write(
-        JSON.stringify({ op: 'provision', spec: { tenantId: 't', runId: 'r', leaseSeconds: 60, limits: LIMITS } }) +
-          '\n' +
-          JSON.stringify({ op: 'health' }) +
-          '\n',
-      );
-    });
+    // Both in one write: the second arrives while the first is being handled.
+    const lines = await rawExchange(
+      JSON.stringify({ op: 'provision', spec: { tenantId: 't', runId: 'r', leaseSeconds: 60, limits: LIMITS } }) +
+        '\n' +
+        JSON.stringify({ op: 'health' }) +
+        '\n',
+      false,
+    );
     expect(lines).toContainEqual(expect.objectContaining({ type: 'error', code: 'bad_request' }));
   });
 
