@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -15,24 +15,30 @@ import { ExecutionRequestError } from '../../ports/execution-environment';
 import { checkArgv, checkEnv, normalizeRelativeDir } from '../../domain/sandbox/request-checks';
 import { classify, executionResult, runLauncher } from './process-runner';
 import { BaseEtc } from './base-etc';
+import { HeldNetworkNamespace } from './network-namespace';
+import { loadLinuxProcessControls, type LinuxProcessControls } from './linux-process';
 import { changedFiles, createWorkspace, snapshot, usage, wipe, type FileStamp } from './workspace-fs';
 
 /**
  * The `namespace` adapter (ADR 0018): each command runs under Debian's bubblewrap in fresh user,
- * mount, PID, network, IPC, UTS and cgroup namespaces — no network (the network namespace, made by
- * util-linux `unshare` just before bubblewrap, has only its loopback, and that stays down), an
+ * mount, PID, IPC, UTS and cgroup namespaces and its environment's network namespace — no network
+ * (the network namespace has only its loopback, and that stays down), an
  * unprivileged host uid, no capability, a read-only view of a fixed base filesystem (/usr and the
  * loader's /etc files; never /etc/shadow, the project, $HOME or another workspace), the
  * environment's workspace as the only writable mount and a size-capped tmpfs at /tmp. Limits are
  * rlimits set by `prlimit` inside the sandbox (CPU, address space, processes, file size, open
  * files) plus the service's own wall-clock kill, output cap and workspace quota probe.
  *
- * Per command: `unshare --net … -- bwrap … -- prlimit … -- <command>` (three execs and
- * bubblewrap's two forks). A network namespace made by `unshare` keeps its loopback down
- * (bubblewrap's own `--unshare-net` would bring it up), and it never belongs to the sandbox's user
- * namespace: run as root, `unshare` makes it in the host's and switches to the environment's uid
- * (`--setgid/--setuid`) before bubblewrap; otherwise `--map-current-user` makes an outer user
- * namespace to own it. Either way a capability in bubblewrap's inner namespace could not bring `lo` up.
+ * The network namespace keeps its loopback down (bubblewrap's own `--unshare-net` would bring it
+ * up) and never belongs to the sandbox's user namespace, so a capability in bubblewrap's inner
+ * namespace could not bring `lo` up. Run as root, each environment gets one at provision, made by
+ * the service's own `unshare(2)` in the host's user namespace and held by a descriptor of the
+ * service (network-namespace.ts); per command the service forks bubblewrap from it (`setns` around
+ * the spawn, linux-process.ts) as the environment's uid: `bwrap … -- prlimit … -- <command>`, two
+ * execs and bubblewrap's two forks. Where koffi cannot load, each command's launcher makes a fresh
+ * one: `unshare --net --setgid G --setuid U -- bwrap …` as root, otherwise
+ * `unshare --map-current-user --net -- bwrap …` (owned by an outer user namespace mapping only the
+ * service's uid).
  *
  * The filesystem is a few mounts (bubblewrap parses all of /proc/self/mountinfo for each bind, so
  * their number is most of its setup cost): the root is one read-only bind of a prepared base
@@ -51,6 +57,12 @@ export interface NamespaceOptions {
   readonly bwrapPath?: string;
   readonly prlimitPath?: string;
   readonly unsharePath?: string;
+  /**
+   * Whether the service, as root, may make each environment's network namespace and fork
+   * bubblewrap from it itself (`unshare`/`setns` through linux-process.ts) instead of an `unshare`
+   * exec per command. Default: when koffi loads; `false` forces the `unshare` launcher.
+   */
+  readonly processControls?: boolean;
   /** Names a command may set (the allowlist of request-checks.ts plus the operator's). */
   readonly envAllowlist: readonly string[];
   /** When the service runs as root: first host uid of the per-environment pool. Default 200000. */
@@ -71,6 +83,11 @@ interface LiveEnv {
   readonly hostUid: number;
   readonly hostGid: number;
   readonly slot: number | null;
+  /**
+   * As root with koffi: the environment's network namespace, made at provision and entered by each
+   * command (network-namespace.ts); `null` otherwise (each command's launcher makes its own).
+   */
+  readonly net: HeldNetworkNamespace | null;
   running: Set<AbortController>;
   destroyed: boolean;
   /**
@@ -159,6 +176,8 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   private readonly asRoot: boolean;
   /** Root with CAP_SYS_ADMIN/SETUID/SETGID: `unshare` makes the network namespace in the host's user namespace. */
   private readonly rootNet: boolean;
+  /** `setns` from the service itself (linux-process.ts): as root, when koffi loads. */
+  private readonly controls: LinuxProcessControls | null;
   private readonly usedSlots = new Set<number>();
   private nextSlot = 0;
   private rootReady: Promise<string> | null = null;
@@ -171,6 +190,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     this.unshare = opts.unsharePath ?? '/usr/bin/unshare';
     this.asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
     this.rootNet = this.asRoot && (effectiveCaps() & ROOT_NET_CAPS) === ROOT_NET_CAPS;
+    this.controls = this.rootNet && opts.processControls !== false ? loadLinuxProcessControls() : null;
   }
 
   /** Throws a clear error when bubblewrap, unshare or prlimit is missing or cannot create namespaces here. */
@@ -231,9 +251,12 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       hostGid = hostUid;
     }
     let seeded: Map<string, FileStamp>;
+    let net: HeldNetworkNamespace | null = null;
     try {
+      if (this.controls) net = HeldNetworkNamespace.create(this.controls);
       seeded = await createWorkspace(dir, spec.files ?? [], this.asRoot ? { uid: hostUid, gid: hostGid } : null);
     } catch (e) {
+      net?.close();
       if (slot !== null) this.usedSlots.delete(slot);
       await wipe(dir).catch(() => undefined);
       throw e;
@@ -250,6 +273,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       hostUid,
       hostGid,
       slot,
+      net,
       running: new Set(),
       destroyed: false,
       lastSnapshot: seeded,
@@ -412,17 +436,28 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       ...(env.spec.env ?? {}),
       ...(command.env ?? {}),
     };
+    // As root with koffi (linux-process.ts), the service forks bubblewrap itself from the
+    // environment's network namespace, as the environment's uid and gid with no supplementary group
+    // (what libuv does for spawn's uid/gid): one exec fewer than `unshare … -- bwrap`.
+    const net = env.net;
+    const controls = this.controls;
+    const launcher = net
+      ? []
+      : [
+          // A fresh network namespace, whose loopback is down, that the sandbox's user namespace
+          // does not own: as root, one of the host's user namespace, then the environment's uid and
+          // gid (and no supplementary group); otherwise one owned by a fresh user namespace mapping
+          // only the launching uid. bubblewrap then makes every other namespace (its own user
+          // namespace nested inside) and must not make a network namespace of its own (it would
+          // bring `lo` up).
+          ...(this.rootNet
+            ? ['--net', '--setgid', String(env.hostGid), '--setuid', String(env.hostUid)]
+            : ['--map-current-user', '--net']),
+          '--',
+          this.bwrap,
+        ];
     const args = [
-      // A fresh network namespace, whose loopback is down, that the sandbox's user namespace does not
-      // own: as root, one of the host's user namespace, then the environment's uid and gid (and no
-      // supplementary group); otherwise one owned by a fresh user namespace mapping only the
-      // launching uid. bubblewrap then makes every other namespace (its own user namespace nested
-      // inside) and must not make a network namespace of its own (it would bring `lo` up).
-      ...(this.rootNet
-        ? ['--net', '--setgid', String(env.hostGid), '--setuid', String(env.hostUid)]
-        : ['--map-current-user', '--net']),
-      '--',
-      this.bwrap,
+      ...launcher,
       '--unshare-user',
       '--unshare-ipc',
       '--unshare-pid',
@@ -489,12 +524,18 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     try {
       const raw = await runLauncher(
         {
-          file: this.unshare,
+          file: net ? this.bwrap : this.unshare,
           args,
           env: {},
           extraFds: [dirFd],
-          // As root without the capabilities `unshare` needs, the launcher itself runs as the environment's uid.
-          ...(this.asRoot && !this.rootNet ? { uid: env.hostUid, gid: env.hostGid } : {}),
+          // bubblewrap forked directly runs as the environment's uid; so does the launcher as root
+          // without the capabilities `unshare` needs.
+          ...(net || (this.asRoot && !this.rootNet) ? { uid: env.hostUid, gid: env.hostGid } : {}),
+          ...(net && controls
+            ? {
+                spawnWith: (spawnLauncher: () => ChildProcess) => controls.inNetworkNamespace(net.fd, spawnLauncher),
+              }
+            : {}),
           wallClockMs: wallSeconds * 1000,
           maxOutputBytes: limits.maxOutputBytes,
           probeEveryMs: 200,
@@ -524,6 +565,8 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       opts.signal?.removeEventListener('abort', onAbort);
       fs.closeSync(dirFd);
       base.release();
+      // A command that outlived its environment's destroy releases the network namespace last.
+      if (env.destroyed && env.running.size === 0) env.net?.close();
     }
   }
 
@@ -534,6 +577,8 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     for (const c of env.running) c.abort();
     // Wait (bounded) for running commands to be reaped before the workspace goes.
     for (let i = 0; i < 100 && env.running.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    // Not while a command runs; one still being prepared finds it released and fails.
+    if (env.running.size === 0) env.net?.close();
     await wipe(env.dir);
     if (env.slot !== null) this.usedSlots.delete(env.slot);
     this.envs.delete(handle.id);

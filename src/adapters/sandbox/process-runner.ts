@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { ChangedFile, ExecuteOptions, ExecutionResult, KillReason } from '../../ports/execution-environment';
 
@@ -14,6 +14,8 @@ export interface RunSpec {
   readonly env: Record<string, string>;
   /** Descriptors handed to the launcher as fd 3, 4, ... */
   readonly extraFds?: readonly number[];
+  /** Wraps the (synchronous) spawn, e.g. to fork the launcher from another network namespace. */
+  readonly spawnWith?: (spawnLauncher: () => ChildProcess) => ChildProcess;
   /** Host uid/gid to run the launcher as (only when the service runs as root). */
   readonly uid?: number;
   readonly gid?: number;
@@ -41,12 +43,14 @@ export interface RawOutcome {
 export function runLauncher(spec: RunSpec, opts: ExecuteOptions = {}): Promise<RawOutcome> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(spec.file, spec.args as string[], {
-      env: spec.env,
-      stdio: ['ignore', 'pipe', 'pipe', ...(spec.extraFds ?? [])],
-      detached: true, // its own process group, so the whole group can be killed
-      ...(spec.uid !== undefined ? { uid: spec.uid, gid: spec.gid } : {}),
-    });
+    const spawnLauncher = () =>
+      spawn(spec.file, spec.args as string[], {
+        env: spec.env,
+        stdio: ['ignore', 'pipe', 'pipe', ...(spec.extraFds ?? [])],
+        detached: true, // its own process group, so the whole group can be killed
+        ...(spec.uid !== undefined ? { uid: spec.uid, gid: spec.gid } : {}),
+      });
+    const child = spec.spawnWith ? spec.spawnWith(spawnLauncher) : spawnLauncher();
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let captured = 0;

@@ -37,6 +37,8 @@ let client: SandboxClient;
 let adapter: NamespaceExecutionEnvironment;
 const live: EnvironmentHandle[] = [];
 
+/** The test process's own network namespace, read before any command ran. */
+const HOST_NET = fs.readlinkSync('/proc/thread-self/ns/net');
 const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
 async function env(files: { path: string; content: string }[] = []): Promise<EnvironmentHandle> {
   const h = await client.provision({
@@ -69,6 +71,19 @@ function hostPidsWith(token: string): number[] {
     }
   }
   return out;
+}
+
+/** How many descriptors of this process are open on the namespace `link` names (e.g. `net:[4026532178]`). */
+function serviceDescriptorsOf(link: string): number {
+  let n = 0;
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    try {
+      if (fs.readlinkSync(`/proc/self/fd/${fd}`) === link) n++;
+    } catch {
+      /* closed meanwhile */
+    }
+  }
+  return n;
 }
 
 /** /dev holds the six devices and their links, each usable; the root is a read-only mount showing no host path. */
@@ -266,6 +281,29 @@ d('the namespace sandbox isolates', () => {
     expect(text(up.stderr)).toMatch(/Operation not permitted/);
   });
 
+  it("has a network namespace of its own, not the host's, that goes with the environment", async () => {
+    const a = await env();
+    const b = await env();
+    const ns = async (h: EnvironmentHandle) => text((await run(['readlink', '/proc/self/ns/net'], h)).stdout).trim();
+    const [a1, a2, b1] = [await ns(a), await ns(a), await ns(b)];
+    expect(a1).toMatch(/^net:\[\d+\]$/);
+    expect(a1).not.toBe(HOST_NET);
+    expect(b1).not.toBe(a1);
+    // The service's thread is back in its own namespace after forking each sandbox.
+    expect(fs.readlinkSync('/proc/thread-self/ns/net')).toBe(HOST_NET);
+    if (process.getuid!() === 0) {
+      // As root the environment's namespace is made once at provision, held by a descriptor of the
+      // service (this process here) and entered by each command; destroying the environment closes it.
+      expect(a2).toBe(a1);
+      expect(serviceDescriptorsOf(a1)).toBe(1);
+      await client.destroy(a);
+      expect(serviceDescriptorsOf(a1)).toBe(0);
+      expect(serviceDescriptorsOf(b1)).toBe(1);
+    } else {
+      expect(a2).not.toBe(a1); // each command's launcher makes a fresh one
+    }
+  });
+
   it('can write only to /workspace, /tmp and /dev/shm (the root, /etc, /dev and /usr are read-only)', async () => {
     const h = await env();
     const r = await run(
@@ -372,6 +410,31 @@ d('/dev as a bind of each host device (a service not running as root, or a nodev
       expect(text(w.stdout)).toBe('ro\n');
     } finally {
       await binds.destroy(h);
+    }
+  });
+});
+
+d("without the service's own unshare/setns (koffi not loadable): an `unshare` launcher per command", () => {
+  it('keeps the loopback down and the host unreachable, a fresh namespace per command', async () => {
+    const chain = new NamespaceExecutionEnvironment({
+      root: path.join(dir, 'sandboxes-unshare'),
+      envAllowlist: DEFAULT_ENV_ALLOWLIST,
+      processControls: false,
+    });
+    const h = await chain.provision({ tenantId: 't', runId: 'unshare', leaseSeconds: 60, limits: LIMITS });
+    try {
+      const ip = fs.existsSync('/usr/sbin/ip') ? '/usr/sbin/ip' : '/usr/bin/ip';
+      const link = await chain.execute(h, { argv: [ip, '-o', 'link', 'show'] });
+      expect(text(link.stdout).trim()).toMatch(/^1: lo: <LOOPBACK>.*state DOWN[^\n]*$/);
+      const ns1 = text((await chain.execute(h, { argv: ['readlink', '/proc/self/ns/net'] })).stdout).trim();
+      const ns2 = text((await chain.execute(h, { argv: ['readlink', '/proc/self/ns/net'] })).stdout).trim();
+      expect(ns1).toMatch(/^net:\[\d+\]$/);
+      expect(ns1).not.toBe(HOST_NET);
+      expect(ns2).not.toBe(ns1);
+      const id = text((await chain.execute(h, { argv: ['id', '-u'] })).stdout).trim();
+      expect(id).toBe('0'); // in-sandbox root of its own user namespace, as on the service's own path
+    } finally {
+      await chain.destroy(h);
     }
   });
 });
