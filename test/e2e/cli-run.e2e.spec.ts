@@ -81,7 +81,9 @@ describe('the agent CLI', () => {
     const again = agent(['projections', 'rebuild', '--verify']);
     if (again.status !== 0)
       throw new Error(`verify after repair exited ${again.status}:\n${again.stdout}\n${again.stderr}`);
-  });
+    // Five CLI processes one after another, each loading the whole CLI: on a loaded 2-CPU machine
+    // that alone has taken more than the default 60 s.
+  }, 180_000);
 
   it('refuses an empty message with exit code 2 and an unknown run with exit code 3', () => {
     const empty = agent(['run', '   ']);
