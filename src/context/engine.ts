@@ -344,7 +344,9 @@ export class ContextEngine {
       description: t.description,
       inputSchema: t.inputSchema,
     }));
-    const hash = prefixHashOf(system, tools);
+    // Serialized once for both the prefix hash and the tool-token estimate (the same bytes).
+    const toolsJson = JSON.stringify(tools);
+    const hash = prefixHashOf(system, tools, toolsJson);
     const history = this.sessions.get(inputs.sessionId)!.history;
     const previous = history.lastPrefixHash;
     const epoch = previous === hash ? history.prefixEpoch : history.prefixEpoch + 1;
@@ -364,7 +366,7 @@ export class ContextEngine {
       hash,
       epoch,
       estimator: estimator.id,
-      ...regionTokens(system, tools, estimator),
+      ...regionTokens(system, tools, estimator, toolsJson),
     };
     return entry.regionA;
   }
@@ -401,16 +403,28 @@ export const CACHE_HINTS: readonly CacheBreakpoint[] = [
 ];
 
 /** SHA-256 of Region A as sent: the system text, a NUL, then the tool definitions as JSON. */
-export function prefixHashOf(system: string, tools: readonly ModelToolDefinition[]): string {
-  return createHash('sha256').update(system).update('\u0000').update(JSON.stringify(tools)).digest('hex');
+export function prefixHashOf(
+  system: string,
+  tools: readonly ModelToolDefinition[],
+  /** `JSON.stringify(tools)`, when the caller has it already. */
+  toolsJson: string = JSON.stringify(tools),
+): string {
+  return createHash('sha256').update(system).update('\u0000').update(toolsJson).digest('hex');
 }
 
-function regionTokens(system: string, tools: readonly ModelToolDefinition[], estimator: TokenEstimator) {
+function regionTokens(
+  system: string,
+  tools: readonly ModelToolDefinition[],
+  estimator: TokenEstimator,
+  toolsJson?: string,
+) {
   const platformTokens = estimator.count(PLATFORM_POLICY) + ITEM_OVERHEAD_TOKENS;
   return {
     platformTokens,
     agentTokens: Math.max(0, estimator.count(system) - estimator.count(PLATFORM_POLICY)),
-    toolTokens: tools.length ? estimator.count(JSON.stringify(tools)) + ITEM_OVERHEAD_TOKENS * tools.length : 0,
+    toolTokens: tools.length
+      ? estimator.count(toolsJson ?? JSON.stringify(tools)) + ITEM_OVERHEAD_TOKENS * tools.length
+      : 0,
   };
 }
 

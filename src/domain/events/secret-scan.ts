@@ -20,24 +20,73 @@ export interface SecretFinding {
   readonly kind: string;
 }
 
-/** Walks any JSON value and reports the first string that looks like a credential. */
-export function findSecret(value: unknown, path = ''): SecretFinding | undefined {
+/**
+ * One alternation per flag set of SECRET_PATTERNS (today: the case-sensitive ones, and the bearer
+ * token's `i`): a string that none of these matches matches no pattern, so most strings cost one or
+ * two scans instead of nine. Only a string that matches one is tested pattern by pattern, in list
+ * order, to name the first pattern as before. Exact: a non-global alternation matches iff one of
+ * its alternatives does, with the same flags.
+ */
+const PRECHECKS: readonly RegExp[] = (() => {
+  const byFlags = new Map<string, string[]>();
+  for (const { pattern } of SECRET_PATTERNS) {
+    const sources = byFlags.get(pattern.flags) ?? [];
+    sources.push(`(?:${pattern.source})`);
+    byFlags.set(pattern.flags, sources);
+  }
+  return [...byFlags].map(([flags, sources]) => new RegExp(sources.join('|'), flags));
+})();
+
+function secretKindOf(s: string): string | undefined {
+  if (!PRECHECKS.some((re) => re.test(s))) return undefined;
+  for (const { name, pattern } of SECRET_PATTERNS) if (pattern.test(s)) return name;
+  return undefined;
+}
+
+/** Path segments of a finding, innermost first: an array index or an object key. */
+type Segments = (number | string)[];
+
+/** Depth first, in `Object.keys` order (as `Object.entries`); collects the path only on a hit. */
+function scan(value: unknown): { kind: string; segments: Segments } | undefined {
   if (typeof value === 'string') {
-    for (const { name, pattern } of SECRET_PATTERNS) if (pattern.test(value)) return { path: path || '$', kind: name };
-    return undefined;
+    const kind = secretKindOf(value);
+    return kind === undefined ? undefined : { kind, segments: [] };
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const f = findSecret(value[i], `${path}[${i}]`);
-      if (f) return f;
+      const f = scan(value[i]);
+      if (f) {
+        f.segments.push(i);
+        return f;
+      }
     }
     return undefined;
   }
   if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const f = findSecret(v, path ? `${path}.${k}` : k);
-      if (f) return f;
+    const o = value as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      const f = scan(o[k]);
+      if (f) {
+        f.segments.push(k);
+        return f;
+      }
     }
   }
   return undefined;
+}
+
+/**
+ * Walks any JSON value and reports the first string that looks like a credential. Runs on every
+ * appended event, so the walk builds no path strings until it finds something (the path of a hit
+ * is then spelled exactly as before: `a.b[0].c`, `$` for the value itself).
+ */
+export function findSecret(value: unknown, path = ''): SecretFinding | undefined {
+  const f = scan(value);
+  if (!f) return undefined;
+  let p = path;
+  for (let i = f.segments.length - 1; i >= 0; i--) {
+    const seg = f.segments[i];
+    p = typeof seg === 'number' ? `${p}[${seg}]` : p ? `${p}.${seg}` : seg;
+  }
+  return { path: p || '$', kind: f.kind };
 }
