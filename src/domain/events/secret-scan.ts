@@ -29,7 +29,11 @@ export interface SecretFinding {
  */
 const PRECHECKS: readonly RegExp[] = (() => {
   const byFlags = new Map<string, string[]>();
-  for (const { pattern } of SECRET_PATTERNS) {
+  for (const { name, pattern } of SECRET_PATTERNS) {
+    // A global or sticky pattern would make `test` stateful, and a backreference would point at the
+    // wrong group once combined: neither may be added without changing this.
+    if (/[gy]/.test(pattern.flags) || /\\[1-9]|\\k</.test(pattern.source))
+      throw new Error(`secret pattern ${name} cannot join the precheck alternation`);
     const sources = byFlags.get(pattern.flags) ?? [];
     sources.push(`(?:${pattern.source})`);
     byFlags.set(pattern.flags, sources);
