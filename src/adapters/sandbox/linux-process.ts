@@ -6,17 +6,18 @@ import { constants as osConstants } from 'node:os';
  * koffi (a maintained FFI with prebuilt binaries; Node has neither call). An environment's namespace
  * is made by the calling thread moving into a new one and straight back, keeping a descriptor (what
  * `unshare --net` did, without a process); each command's bubblewrap is forked from a thread moved
- * into it around one synchronous `spawn()` (what `nsenter --net` did, without its exec). A network
+ * into it around one synchronous `spawn()` (one exec fewer than an `unshare … -- bwrap` launcher). A network
  * namespace is per thread (allowed in a multi-threaded process, unlike a user or mount namespace),
  * and nothing else runs on the thread between the two moves.
  *
  * `loadLinuxProcessControls()` returns null where koffi or libc cannot be loaded (another libc, an
- * unsupported platform); the adapter then uses `unshare` and `nsenter`.
+ * unsupported platform); the adapter then runs an `unshare` launcher per command.
  */
 export interface LinuxProcessControls {
   /**
    * Makes a network namespace (`unshare(2)` of the calling thread, then straight back) and returns a
-   * descriptor of it: what `unshare --net` did, without a process.
+   * descriptor of it: what `unshare --net` did, without a process. Throws (closing it) if the
+   * descriptor names the service's own namespace.
    */
   newNetworkNamespace(): number;
   /**
@@ -47,6 +48,7 @@ export function loadLinuxProcessControls(): LinuxProcessControls | null {
   let setns: (fd: number, nstype: number) => number;
   let unshare: (flags: number) => number;
   let ownNet: number;
+  let ownNetInode: number;
   try {
     // Loaded here, not imported: only the namespace adapter needs the native module, and where it
     // cannot load the adapter still works.
@@ -56,6 +58,7 @@ export function loadLinuxProcessControls(): LinuxProcessControls | null {
     setns = libc.func('int setns(int fd, int nstype)');
     unshare = libc.func('int unshare(int flags)');
     ownNet = fs.openSync('/proc/self/ns/net', fs.constants.O_RDONLY);
+    ownNetInode = fs.fstatSync(ownNet).ino;
   } catch {
     return null;
   }
@@ -73,11 +76,17 @@ export function loadLinuxProcessControls(): LinuxProcessControls | null {
   const controls: LinuxProcessControls = {
     newNetworkNamespace(): number {
       if (unshare(CLONE_NEWNET) !== 0) throw new Error(`unshare of a network namespace failed (${failure()})`);
+      let fd: number;
       try {
-        return fs.openSync('/proc/thread-self/ns/net', fs.constants.O_RDONLY);
+        fd = fs.openSync('/proc/thread-self/ns/net', fs.constants.O_RDONLY);
       } finally {
         back();
       }
+      if (fs.fstatSync(fd).ino === ownNetInode) {
+        fs.closeSync(fd);
+        throw new Error("the new network namespace is the service's own");
+      }
+      return fd;
     },
     inNetworkNamespace<T>(nsFd: number, fn: () => T): T {
       if (setns(nsFd, CLONE_NEWNET) !== 0)
