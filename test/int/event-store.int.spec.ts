@@ -51,6 +51,15 @@ async function listenToAppends(): Promise<{ listener: Client; seen: { channel: s
   return { listener, seen };
 }
 
+/** The `[from, to]` sequence ranges the `agent_events` notifications in `seen` named for session `sid`, in arrival order. */
+function notifiedRanges(seen: readonly { channel: string; payload: string }[], sid: string): number[][] {
+  return seen
+    .filter((n) => n.channel === 'agent_events')
+    .map((n) => JSON.parse(n.payload) as { s: string; from: number; to: number })
+    .filter((p) => p.s === sid)
+    .map((p) => [p.from, p.to]);
+}
+
 describe('PgEventStore', () => {
   it('notifies every committed append exactly once, alone (in the statement) or overlapping (after the commit), and never a refused one', async () => {
     const { listener, seen } = await listenToAppends();
@@ -63,12 +72,7 @@ describe('PgEventStore', () => {
       ).rejects.toBeInstanceOf(ConcurrencyConflict);
       const overlapping = await Promise.all(Array.from({ length: 6 }, () => newSession()));
       await Promise.all(overlapping.map((sid) => store.append(sid, [userMessage('together')], { tenantId: TENANT })));
-      const forSession = (sid: string) =>
-        seen
-          .filter((n) => n.channel === 'agent_events')
-          .map((n) => JSON.parse(n.payload) as { s: string; from: number; to: number })
-          .filter((p) => p.s === sid)
-          .map((p) => [p.from, p.to]);
+      const forSession = (sid: string) => notifiedRanges(seen, sid);
       const deadline = Date.now() + 10_000;
       while (Date.now() < deadline && overlapping.some((sid) => forSession(sid).length < 2))
         await new Promise((r) => setTimeout(r, 20));
@@ -145,12 +149,7 @@ describe('PgEventStore', () => {
       // Notifications arrive in commit order: once the next append's has arrived, a notification of
       // the refused one would have arrived before it.
       await other.append(sid, [userMessage('after')], { tenantId: TENANT });
-      const forSession = () =>
-        seen
-          .filter((n) => n.channel === 'agent_events')
-          .map((n) => JSON.parse(n.payload) as { s: string; from: number; to: number })
-          .filter((p) => p.s === sid)
-          .map((p) => [p.from, p.to]);
+      const forSession = () => notifiedRanges(seen, sid);
       const deadline = Date.now() + 10_000;
       while (Date.now() < deadline && !forSession().some(([from]) => from === 4))
         await new Promise((r) => setTimeout(r, 20));

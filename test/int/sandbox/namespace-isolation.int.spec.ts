@@ -86,6 +86,28 @@ function serviceDescriptorsOf(link: string): number {
   return n;
 }
 
+/**
+ * Runs `fn` against an environment of a second adapter built with `options` (its own workspace
+ * root), destroyed afterwards.
+ */
+async function inOwnAdapter(
+  name: string,
+  options: Partial<ConstructorParameters<typeof NamespaceExecutionEnvironment>[0]>,
+  fn: (exec: (argv: string[]) => Promise<ExecutionResult>) => Promise<void>,
+): Promise<void> {
+  const own = new NamespaceExecutionEnvironment({
+    root: path.join(dir, `sandboxes-${name}`),
+    envAllowlist: DEFAULT_ENV_ALLOWLIST,
+    ...options,
+  });
+  const h = await own.provision({ tenantId: 't', runId: name, leaseSeconds: 60, limits: LIMITS });
+  try {
+    await fn((argv) => own.execute(h, { argv }));
+  } finally {
+    await own.destroy(h);
+  }
+}
+
 /** /dev holds the six devices and their links, each usable; the root is a read-only mount showing no host path. */
 async function checkDevAndRoot(exec: (argv: string[]) => Promise<ExecutionResult>): Promise<void> {
   const r = await exec([
@@ -396,46 +418,28 @@ d('the namespace sandbox isolates', () => {
 
 d('/dev as a bind of each host device (a service not running as root, or a nodev filesystem)', () => {
   it('has the same /dev and read-only root', async () => {
-    const binds = new NamespaceExecutionEnvironment({
-      root: path.join(dir, 'sandboxes-binds'),
-      envAllowlist: DEFAULT_ENV_ALLOWLIST,
-      deviceNodes: false,
-    });
-    const h = await binds.provision({ tenantId: 't', runId: 'binds', leaseSeconds: 60, limits: LIMITS });
-    try {
-      await checkDevAndRoot((argv) => binds.execute(h, { argv }));
-      const w = await binds.execute(h, {
-        argv: ['/bin/sh', '-c', '(echo x > /dev/probe) 2>/dev/null && echo rw || echo ro'],
-      });
+    await inOwnAdapter('binds', { deviceNodes: false }, async (exec) => {
+      await checkDevAndRoot(exec);
+      const w = await exec(['/bin/sh', '-c', '(echo x > /dev/probe) 2>/dev/null && echo rw || echo ro']);
       expect(text(w.stdout)).toBe('ro\n');
-    } finally {
-      await binds.destroy(h);
-    }
+    });
   });
 });
 
 d("without the service's own unshare/setns (koffi not loadable): an `unshare` launcher per command", () => {
   it('keeps the loopback down and the host unreachable, a fresh namespace per command', async () => {
-    const chain = new NamespaceExecutionEnvironment({
-      root: path.join(dir, 'sandboxes-unshare'),
-      envAllowlist: DEFAULT_ENV_ALLOWLIST,
-      processControls: false,
-    });
-    const h = await chain.provision({ tenantId: 't', runId: 'unshare', leaseSeconds: 60, limits: LIMITS });
-    try {
+    await inOwnAdapter('unshare', { processControls: false }, async (exec) => {
       const ip = fs.existsSync('/usr/sbin/ip') ? '/usr/sbin/ip' : '/usr/bin/ip';
-      const link = await chain.execute(h, { argv: [ip, '-o', 'link', 'show'] });
+      const link = await exec([ip, '-o', 'link', 'show']);
       expect(text(link.stdout).trim()).toMatch(/^1: lo: <LOOPBACK>.*state DOWN[^\n]*$/);
-      const ns1 = text((await chain.execute(h, { argv: ['readlink', '/proc/self/ns/net'] })).stdout).trim();
-      const ns2 = text((await chain.execute(h, { argv: ['readlink', '/proc/self/ns/net'] })).stdout).trim();
+      const ns1 = text((await exec(['readlink', '/proc/self/ns/net'])).stdout).trim();
+      const ns2 = text((await exec(['readlink', '/proc/self/ns/net'])).stdout).trim();
       expect(ns1).toMatch(/^net:\[\d+\]$/);
       expect(ns1).not.toBe(HOST_NET);
       expect(ns2).not.toBe(ns1);
-      const id = text((await chain.execute(h, { argv: ['id', '-u'] })).stdout).trim();
+      const id = text((await exec(['id', '-u'])).stdout).trim();
       expect(id).toBe('0'); // in-sandbox root of its own user namespace, as on the service's own path
-    } finally {
-      await chain.destroy(h);
-    }
+    });
   });
 });
 
