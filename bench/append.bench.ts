@@ -31,13 +31,16 @@ function warmupSeconds(seconds: number): number {
  *  3. the same with 8 sessions appending concurrently (commits can share WAL flushes);
  *  4. the projection rebuild in verify mode over everything appended (a bulk seed of whole-run
  *     appends first gives it enough events to measure).
- * Knobs: BENCH_SECONDS (per measurement, default 5), BENCH_WARMUP_SECONDS (uncounted warm-up before
- * each, default a third of it), BENCH_SEED_EVENTS (default 100000).
+ * Knobs: BENCH_SECONDS (per measurement, default 5), BENCH_BLOCKS (interleaved blocks it is split
+ * into, default 10), BENCH_WARMUP_SECONDS (uncounted warm-up before each, default a third of it),
+ * BENCH_SEED_EVENTS (default 100000). The ratios are printed two ways: pooled (all blocks' operations
+ * over all blocks' time) and as the median of the per-block ratios (each block against the raw block
+ * measured just before it).
  */
 export async function runAppendBench(): Promise<void> {
   const seconds = envNumber('BENCH_SECONDS', 5);
   const seedEvents = envNumber('BENCH_SEED_EVENTS', 100_000);
-  const blocks = Math.max(1, Math.round(envNumber('BENCH_BLOCKS', 5)));
+  const blocks = Math.max(1, Math.round(envNumber('BENCH_BLOCKS', 10)));
   const bench = await openBenchDatabase((line) => console.error(line));
   const db = new Database(bench.url, 10);
   const store = new PgEventStore(db, systemClock);
@@ -110,9 +113,22 @@ export async function runAppendBench(): Promise<void> {
         ),
       ],
     );
+    // Each block's rate over the raw rate of the same block: on a shared VM the raw commit rate
+    // itself swings by 2x within a run (steal time, the host's disk), so pairing each block with the
+    // raw block measured just before it, and taking the median, is the steadier reading.
+    const paired = (m: { blockRates: number[] }) =>
+      m.blockRates.map((rate, b) => rate / rawM.blockRates[b]).sort((a, b) => a - b);
+    const median = (r: number[]) => r[Math.floor(r.length / 2)];
+    const pairedText = (r: number[]) => `median ${median(r).toFixed(2)}x (blocks ${r.map((x) => x.toFixed(2)).join(' ')})`;
+    const [oneP, eightP, floorP] = [paired(one), paired(eight), paired(floorM)];
     console.log(
-      `\ntargets: appends ≥ 0.60x raw — 1 session ${ratio(one)} (${one.perSecond / rawM.perSecond >= 0.6 ? 'met' : 'NOT met'}), ` +
-        `8 sessions ${ratio(eight)} (${eight.perSecond / rawM.perSecond >= 0.6 ? 'met' : 'NOT met'}); ` +
+      `\nvs raw INSERT block by block: 1 session ${pairedText(oneP)}; 8 sessions ${pairedText(eightP)}; floor ${pairedText(floorP)}`,
+    );
+    const verdict = (pooled: number, med: number) =>
+      `${pooled.toFixed(2)}x pooled, ${med.toFixed(2)}x median of blocks (${pooled >= 0.6 && med >= 0.6 ? 'met' : pooled >= 0.6 || med >= 0.6 ? 'met by one reading' : 'NOT met'})`;
+    console.log(
+      `\ntargets: appends ≥ 0.60x raw — 1 session ${verdict(one.perSecond / rawM.perSecond, median(oneP))}, ` +
+        `8 sessions ${verdict(eight.perSecond / rawM.perSecond, median(eightP))}; ` +
         `rebuild ≥ 20,000 events/s — ${formatCount(rebuild.eventsPerSecond)} (${rebuild.eventsPerSecond >= 20_000 ? 'met' : 'NOT met'})`,
     );
     console.log(
@@ -161,9 +177,9 @@ async function interleaved(
   blocks: number,
   cpu: ServerCpu,
   paths: readonly Path[],
-): Promise<(Measurement & { cpu: CpuPerOp })[]> {
+): Promise<(Measurement & { cpu: CpuPerOp; blockRates: number[] })[]> {
   for (const p of paths) await measureFor(warmupSeconds(seconds), p.loops, p.step);
-  const totals = paths.map(() => ({ ops: 0, seconds: 0, nodeMicros: 0, serverMicros: 0 }));
+  const totals = paths.map(() => ({ ops: 0, seconds: 0, nodeMicros: 0, serverMicros: 0, blockRates: [] as number[] }));
   for (let b = 0; b < blocks; b++) {
     for (const [i, p] of paths.entries()) {
       const node0 = process.cpuUsage();
@@ -176,6 +192,7 @@ async function interleaved(
       t.seconds += m.seconds;
       t.nodeMicros += node.user + node.system;
       t.serverMicros += server;
+      t.blockRates.push(m.perSecond);
     }
   }
   return totals.map((t) => ({
@@ -183,6 +200,7 @@ async function interleaved(
     seconds: t.seconds,
     perSecond: t.ops / t.seconds,
     cpu: { nodeMicros: t.nodeMicros / t.ops, serverMicros: t.serverMicros / t.ops },
+    blockRates: t.blockRates,
   }));
 }
 
