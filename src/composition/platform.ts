@@ -90,6 +90,8 @@ export interface Platform {
   readonly approvals: ApprovalService;
   readonly router: ModelRouter;
   readonly transient: PgTransientPublisher;
+  /** The process's context engine (plan §11): every run loop of the platform builds through it. */
+  readonly context: ContextEngine;
   readonly clock: Clock;
   readonly ids: IdFactory;
   readonly log: Logger;
@@ -257,6 +259,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       approvals,
       router,
       transient,
+      context,
       clock,
       ids,
       log,

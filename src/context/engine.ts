@@ -34,9 +34,11 @@ export const PLATFORM_POLICY = [
 /** At most this many compactions per step (plan §11.4 via issue #11); then ContextOverflow. */
 export const MAX_COMPACTIONS_PER_STEP = 2;
 
-/** Where the engine reads the session log from (the event store's `listAfter`). */
+/** Where the engine reads the session log from (the event store's `listAfter` and `asRead`). */
 export interface HistorySource {
   listAfter(sessionId: string, sequence: number, principal: Principal, limit?: number): Promise<StoredEvent[]>;
+  /** Appended events as `listAfter` would return them; without it, `noteAppended` folds nothing. */
+  asRead?(events: readonly StoredEvent[]): StoredEvent[];
 }
 
 export interface ContextEngineOptions {
@@ -75,6 +77,12 @@ export interface ContextBuildInputs {
    * (another worker, a fresh process), it folds only the events after the reference.
    */
   readonly resume?: ContextCheckpointRef | null;
+  /**
+   * The session's last sequence as of the caller's own latest append (its result's `lastSequence`).
+   * When the fold already reaches it - the caller handed its events to `noteAppended` - the build
+   * does not read the log: nothing was appended between the fold's last event and that commit.
+   */
+  readonly knownSequence?: number | null;
 }
 
 export interface BuiltContext {
@@ -129,16 +137,42 @@ export class ContextEngine {
     this.maxSessions = options.maxSessions ?? 512;
   }
 
-  /** The folded history of a session, reading only what was appended since the last call. */
+  /**
+   * Folds events the caller has just appended (committed, in sequence order) when they continue this
+   * engine's fold of the session exactly; otherwise (no fold, a gap: another writer appended in
+   * between) it does nothing and the next build reads the log as usual.
+   */
+  noteAppended(sessionId: string, events: readonly StoredEvent[]): void {
+    const entry = this.sessions.get(sessionId);
+    if (!entry || events.length === 0 || !this.source.asRead) return;
+    if (events[0].sequence !== entry.history.lastSequence + 1) return;
+    try {
+      entry.history.apply(this.source.asRead(events));
+    } catch {
+      // The same events read back would fail the same way: let the next build meet it there.
+      this.sessions.delete(sessionId);
+    }
+  }
+
+  /**
+   * The folded history of a session, reading only what was appended since the last call, and
+   * nothing when the fold already reaches `knownSequence` (see ContextBuildInputs.knownSequence).
+   */
   async history(
     sessionId: string,
     principal: Principal,
     resume: ContextCheckpointRef | null = null,
+    knownSequence: number | null = null,
   ): Promise<SessionHistory> {
     let entry = this.sessions.get(sessionId);
     let restored = false;
-    if (entry) this.sessions.delete(sessionId);
-    else {
+    if (entry) {
+      this.sessions.delete(sessionId);
+      if (knownSequence !== null && entry.history.lastSequence === knownSequence) {
+        this.sessions.set(sessionId, entry);
+        return entry.history;
+      }
+    } else {
       entry = { history: new SessionHistory(), regionA: null };
       if (resume && resume.readAfterSequence > 0) {
         entry.history.restore(resume.readAfterSequence, resume.workingState);
@@ -173,7 +207,12 @@ export class ContextEngine {
   }
 
   async build(inputs: ContextBuildInputs): Promise<BuiltContext> {
-    const history = await this.history(inputs.sessionId, inputs.principal, inputs.resume ?? null);
+    const history = await this.history(
+      inputs.sessionId,
+      inputs.principal,
+      inputs.resume ?? null,
+      inputs.knownSequence ?? null,
+    );
     const entry = this.sessions.get(inputs.sessionId)!;
     const estimator = this.estimators.forModel(inputs.model.provider, inputs.model.model);
     const regionA = this.regionA(entry, inputs, estimator);

@@ -44,6 +44,12 @@ export interface EventStore {
   append(sessionId: string, events: readonly NewEvent[], options: AppendOptions): Promise<AppendResult>;
   /** Events of one session after `sequence`, oldest first; only for the session's own tenant. */
   listAfter(sessionId: string, sequence: number, principal: Principal, limit?: number): Promise<StoredEvent[]>;
+  /**
+   * The events of an append's result exactly as `listAfter` returns them (payloads in the shape the
+   * log stores them: the same members, key order and numbers), so the writer can use its own events
+   * in place of reading them back (the context engine does, ADR 0013).
+   */
+  asRead(events: readonly StoredEvent[]): StoredEvent[];
   /** Events of one run, oldest first. */
   listRunEvents(runId: string, principal: Principal, afterSequence?: number): Promise<StoredEvent[]>;
   /**

@@ -40,6 +40,7 @@ export class LeaseScope {
   private toolInvocationsMayExist: boolean;
   /** Appends made (each one commit), for tests and metrics. */
   appends = 0;
+  private lastSequence: number | null = null;
 
   constructor(
     private readonly store: EventStore,
@@ -48,12 +49,23 @@ export class LeaseScope {
     checkpoint: KnownCheckpoint | null,
     /** False when the claim found no tool invocation of the run (`ClaimPreload.hasToolInvocations`). */
     toolInvocationsAtStart = true,
+    /** Sees the events of every write of this scope once committed, in commit order. */
+    private readonly onAppended?: (events: readonly StoredEvent[]) => void,
   ) {
     this.current = run;
     this.latest = checkpoint;
     this.toolInvocationsMayExist = toolInvocationsAtStart;
     // Older checkpoints of a resumed run may hold a provider continuation this scope never saw.
     this.continuationMayExist = checkpoint !== null;
+  }
+
+  /**
+   * The session's last sequence as of this scope's latest write (null before its first): every write
+   * of the lease passes here, so the events up to it are exactly what `onAppended` was handed plus
+   * what preceded the first write.
+   */
+  get appendedThrough(): number | null {
+    return this.lastSequence;
   }
 
   /** The run row as the last write (or the read that began the lease) left it. */
@@ -120,6 +132,8 @@ export class LeaseScope {
     this.chain = run.catch(() => undefined);
     return run.then((result) => {
       this.appends += 1;
+      this.lastSequence = result.lastSequence;
+      this.onAppended?.(result.events);
       if (result.run) this.current = result.run;
       if (checkpoint) {
         this.latest = checkpoint;

@@ -319,6 +319,9 @@ export class RunLoop {
       run,
       cp ? { version: cp.version, state: cp.state } : null,
       preloaded?.hasToolInvocations ?? true,
+      // The run's own events continue the context engine's fold, so the next step's build need not
+      // read back what this lease just wrote (one round trip per step; ADR 0013).
+      (events) => this.context.noteAppended(claim.sessionId, events),
     );
     this.leases.set(claim, lease);
     let checkpointVersion = cp?.version ?? 0;
@@ -405,6 +408,7 @@ export class RunLoop {
             newId: () => deps.ids.uuid(),
             skills: deps.skills ? skills : undefined,
             resume: lease.checkpoint?.state.context ?? null,
+            knownSequence: lease.appendedThrough,
           };
           built = await this.telemetry.contextBuild(step, () => this.context.build(inputs));
           if (built.checkpoint) this.contextRefs.set(claim, built.checkpoint);

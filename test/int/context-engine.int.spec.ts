@@ -222,20 +222,25 @@ describe('bad history', () => {
     server.enqueue('openai-responses/final-answer');
     const first = await t.submit('Hello', { modelPolicy: 'balanced' });
     expect(await t.waitForTerminal(first.runId)).toBe('completed');
-    // Corrupt the session's history the way a bad migration or a foreign writer would.
+    // The next message lands while no worker runs, and is corrupted before one claims it, the way
+    // a bad migration or a foreign writer would leave it. (An event this process wrote itself is
+    // already in its fold, from the write: only what the build reads from the log can be bad.)
+    await worker.stop();
+    const second = await t.submit('Again', { modelPolicy: 'balanced' }, first.sessionId);
     const c = new Client({ connectionString: tdb.url });
     await c.connect();
     let eventId: string;
     try {
       const row = await c.query<{ id: string }>(
-        `UPDATE events SET payload_schema_version = 99 WHERE session_id = $1 AND event_type = 'assistant.message.completed' RETURNING id::text`,
-        [first.sessionId],
+        `UPDATE events SET payload_schema_version = 99 WHERE session_id = $1 AND run_id = $2 AND event_type = 'user.message.created' RETURNING id::text`,
+        [first.sessionId, second.runId],
       );
       eventId = row.rows[0].id;
     } finally {
       await c.end();
     }
-    const second = await t.submit('Again', { modelPolicy: 'balanced' }, first.sessionId);
+    worker = t.platform.createWorker({ concurrency: 1, pollIntervalMs: 200, drainMs: 5000 });
+    await worker.start();
     expect(await t.waitForTerminal(second.runId)).toBe('failed');
     const run = await t.platform.runs.get(second.runId, null);
     expect(run?.failure?.message).toContain(`event ${eventId}`);

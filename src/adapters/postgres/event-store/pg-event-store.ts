@@ -15,6 +15,7 @@ import {
 } from '../../../domain/errors';
 import { pgError, type Database, type Queryable } from '../database';
 import { decodeEvent, encodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
+import { jsonbShape } from '../jsonb-shape';
 import { toRunRecord } from '../runs/run-row';
 import { buildAppendStatement, GENERATION_SQL, type ColumnTypes, type ProjectionWrite } from './append-statement';
 import { BatchedNotifier, type Notification } from '../notify/batched-notifier';
@@ -441,6 +442,14 @@ export class PgEventStore implements EventStore {
       values: [sessionId, principal.tenantId, sequence, limit],
     });
     return res.rows.map(decodeEvent);
+  }
+
+  asRead(events: readonly StoredEvent[]): StoredEvent[] {
+    // Every other field reads back as the append built it (ids, sequences, the current schema
+    // version, which the upcasters leave alone); `createdAt` as `decodeEvent` spells a timestamptz.
+    return events.map(
+      (e) => ({ ...e, data: jsonbShape(e.data), createdAt: new Date(e.createdAt).toISOString() }) as StoredEvent,
+    );
   }
 
   async listRunEvents(runId: string, principal: Principal, afterSequence = 0): Promise<StoredEvent[]> {

@@ -1,0 +1,81 @@
+import { ContextEngine } from '../../src/context/engine';
+import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
+import type { Worker } from '../../src/runtime/worker';
+import { createTestDb, type TestDb } from '../support/test-db';
+import { createTestPlatform, type TestPlatform } from '../support/platform';
+
+/**
+ * The run loop hands the context engine the events its lease just committed (`noteAppended`), so a
+ * step's build after the run's own writes does not read the session log back (ADR 0013). Through
+ * the real worker, run loop and event store: the calculator turn (two builds) reads the log once,
+ * and the fold the engine kept is byte for byte the fold a fresh engine reads from the log - the
+ * calculator's output `{ expression, result }` comes back from jsonb as `{ result, expression }`,
+ * so a fold of the in-memory payloads would differ.
+ */
+/** The units as text, without the token counts a build memoises on them (estimates, not content). */
+function content(units: readonly object[]): string {
+  return JSON.stringify(units, (k, v: unknown) => (k === 'tokens' || k === 'countedBy' ? undefined : v));
+}
+
+let tdb: TestDb;
+let t: TestPlatform;
+let worker: Worker;
+
+beforeAll(async () => {
+  tdb = await createTestDb();
+  t = await createTestPlatform(tdb.url, { pollIntervalMs: 200 });
+  worker = t.platform.createWorker({ concurrency: 1, pollIntervalMs: 200, drainMs: 5000 });
+  await worker.start();
+});
+afterAll(async () => {
+  await worker.stop();
+  await t.close();
+  await tdb.drop();
+});
+
+describe('the context fold fed by the run loop', () => {
+  it('reads the log once for a two-step turn, and folds exactly what the log holds', async () => {
+    const reads = jest.spyOn(t.platform.store, 'listAfter');
+    try {
+      const { runId, sessionId } = await t.submit('What is 17 multiplied by 23?');
+      expect(await t.waitForTerminal(runId)).toBe('completed');
+      const events = await t.events(runId);
+      expect(events.filter((e) => e.type === 'model.request.started')).toHaveLength(2);
+      const ofSession = reads.mock.calls.filter(([sid]) => sid === sessionId);
+      // The first build reads what the API wrote (the user message); the second reads nothing.
+      expect(ofSession).toHaveLength(1);
+
+      const kept = await t.platform.context.history(sessionId, LOCAL_PRINCIPAL);
+      const fresh = await new ContextEngine(t.platform.store).history(sessionId, LOCAL_PRINCIPAL);
+      expect(kept.lastSequence).toBe(fresh.lastSequence);
+      expect(content(fresh.units)).toContain('"output":{"result":"391","expression":"17 * 23"}');
+      expect(content(kept.units)).toBe(content(fresh.units));
+      expect(JSON.stringify(kept.workingState())).toBe(JSON.stringify(fresh.workingState()));
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('reads the log again when someone else appended to the session between the run’s writes', async () => {
+    // A second turn of the same session: its first build must see the new user message, which
+    // the API appended after the first run's last write.
+    const first = await t.submit('What is 17 multiplied by 23?');
+    expect(await t.waitForTerminal(first.runId)).toBe('completed');
+    const reads = jest.spyOn(t.platform.store, 'listAfter');
+    try {
+      const second = await t.submit(
+        'What is 2 plus 2?',
+        { modelPolicy: 'fake:calculator_then_answer' },
+        first.sessionId,
+      );
+      expect(await t.waitForTerminal(second.runId)).toBe('completed');
+      expect(reads.mock.calls.filter(([sid]) => sid === first.sessionId)).toHaveLength(1);
+      const kept = await t.platform.context.history(first.sessionId, LOCAL_PRINCIPAL);
+      const fresh = await new ContextEngine(t.platform.store).history(first.sessionId, LOCAL_PRINCIPAL);
+      expect(kept.units.filter((u) => u.kind === 'user')).toHaveLength(2);
+      expect(content(kept.units)).toBe(content(fresh.units));
+    } finally {
+      reads.mockRestore();
+    }
+  });
+});
