@@ -291,6 +291,20 @@ describe('the fake provider', () => {
       await expect(loadFixture(dir, 'renamed')).rejects.toThrow(/does not match the file name/);
     });
 
+    it('applies an edit of a fixture to the very next call of the same provider, and a removal too', async () => {
+      const file = join(dir, 'edited.yaml');
+      const fake = createFakeProvider({ fixturesDir: dir, clock });
+      const reply = async () =>
+        (await assembleTurn(fake.stream(request(1), resolvedModel('fake', 'edited'), attempt()))).text;
+      await writeFile(file, 'name: edited\nturns:\n  - text: "before"\n');
+      expect(await reply()).toBe('before');
+      expect(await reply()).toBe('before');
+      await writeFile(file, 'name: edited\nturns:\n  - text: "after the edit"\n');
+      expect(await reply()).toBe('after the edit');
+      await rm(file);
+      await expect(loadFixture(dir, 'edited')).rejects.toMatchObject({ details: { code: 'fixture_not_found' } });
+    });
+
     it('lists the available fixtures when one is missing', async () => {
       await expect(loadFixture(dir, 'missing')).rejects.toMatchObject({
         constructor: ConfigurationError,

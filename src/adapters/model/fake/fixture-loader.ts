@@ -1,5 +1,5 @@
 import { readFileSync, statSync, type Stats } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, YAMLError } from 'yaml';
 import { ConfigurationError } from '../../../domain/errors';
@@ -40,9 +40,15 @@ export async function loadFixture(fixturesDir: string, name: string): Promise<Fa
   let text: string;
   let version: string;
   try {
-    version = versionOf(await stat(file));
+    // statSync, not fs/promises stat: this runs on every model call, and an async stat is a
+    // threadpool round trip (two thread wakeups) for a few microseconds of syscall on a small local
+    // file. The version is still taken on every call, so an edit applies to the very next one.
+    version = versionOf(statSync(file));
     const hit = parsed.get(file);
     if (hit && hit.version === version) return hit.fixture;
+    // A miss (first call, or the file changed) stays async: rare, and a read should not hold the
+    // event loop that other runs of this worker share. Stat before read: a change in between is
+    // cached under the older version and so re-read on the next call.
     text = await readFile(file, 'utf8');
   } catch (error) {
     if (isNotFound(error)) throw await notFound(fixturesDir, name, 'does not exist');

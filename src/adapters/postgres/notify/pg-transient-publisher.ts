@@ -3,31 +3,127 @@ import type { Database } from '../database';
 
 /** NOTIFY payloads must stay under 8000 bytes; we chunk text well below that. */
 const MAX_CHUNK_CHARS = 1500;
+/** Payloads per statement, as in BatchedNotifier: a backlog is sent in a few round trips, not one huge one. */
+const MAX_PAYLOADS_PER_STATEMENT = 200;
 export const TRANSIENT_CHANNEL = 'agent_transient';
 
-/** Publishes text/reasoning deltas through NOTIFY: live only, never stored, no SSE id. */
+type Kind = 'text_delta' | 'reasoning_delta';
+
+/** Text of one kind waiting to be sent, and the publishers waiting for it. */
+interface Pending {
+  readonly kind: Kind;
+  text: string;
+  readonly waiters: { resolve(): void; reject(e: unknown): void }[];
+}
+
+/** One run's deltas: at most one send in flight, the rest waiting in order. */
+interface Lane {
+  readonly sessionId: string;
+  readonly runId: string;
+  queue: Pending[];
+}
+
+/**
+ * Publishes text/reasoning deltas through NOTIFY: live only, never stored, no SSE id.
+ *
+ * Per run, one send is in flight at a time. The first delta goes out at once; deltas that arrive
+ * while a send is in flight are queued, consecutive ones of the same kind concatenated (clients
+ * concatenate deltas anyway), and all of them go out in one statement when it finishes. A fast
+ * stream (the fake model, a local server bursting chunks) then costs a few round trips per turn
+ * instead of one per delta, with no timer. Serialising a run's sends also keeps its frames in
+ * order, which concurrent sends over pooled connections did not promise.
+ */
 export class PgTransientPublisher implements TransientPublisher {
+  private readonly lanes = new Map<string, Lane>();
+
   constructor(private readonly db: Database) {}
 
-  async publish(frame: {
-    sessionId: string;
-    runId: string;
-    kind: 'text_delta' | 'reasoning_delta';
-    text: string;
-  }): Promise<void> {
-    for (let i = 0; i < frame.text.length; i += MAX_CHUNK_CHARS) {
-      const payload = JSON.stringify({
-        s: frame.sessionId,
-        r: frame.runId,
-        k: frame.kind,
-        t: frame.text.slice(i, i + MAX_CHUNK_CHARS),
-      });
-      // Named: parsed and planned once per pooled connection, not for every delta.
-      await this.db.query({
-        name: 'agent_transient_notify',
-        text: 'SELECT pg_notify($1, $2)',
-        values: [TRANSIENT_CHANNEL, payload],
-      });
-    }
+  /** Resolves once `frame.text` has been sent, rejects if that send failed (callers ignore it). */
+  publish(frame: { sessionId: string; runId: string; kind: Kind; text: string }): Promise<void> {
+    if (frame.text.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const key = `${frame.sessionId}\u0000${frame.runId}`;
+      const waiter = { resolve, reject };
+      const lane = this.lanes.get(key);
+      if (lane) {
+        const last = lane.queue.at(-1);
+        if (last && last.kind === frame.kind) {
+          last.text += frame.text;
+          last.waiters.push(waiter);
+        } else {
+          lane.queue.push({ kind: frame.kind, text: frame.text, waiters: [waiter] });
+        }
+        return;
+      }
+      const fresh: Lane = {
+        sessionId: frame.sessionId,
+        runId: frame.runId,
+        queue: [{ kind: frame.kind, text: frame.text, waiters: [waiter] }],
+      };
+      this.lanes.set(key, fresh);
+      void this.drain(key, fresh);
+    });
   }
+
+  /** Sends the lane's queue, batch after batch, until nothing arrived during the last send. */
+  private async drain(key: string, lane: Lane): Promise<void> {
+    while (lane.queue.length > 0) {
+      const batch = lane.queue;
+      lane.queue = [];
+      const payloads = batch.flatMap((p) =>
+        chunks(p.text).map((t) => JSON.stringify({ s: lane.sessionId, r: lane.runId, k: p.kind, t })),
+      );
+      try {
+        for (const group of statements(payloads)) {
+          // Named: parsed and planned once per pooled connection, not for every send. The NOTIFYs
+          // of one statement (one transaction) are delivered in the order they were issued.
+          await this.db.query({
+            name: 'agent_transient_notify',
+            text: 'SELECT count(pg_notify($1, p)) FROM unnest($2::text[]) AS p',
+            values: [TRANSIENT_CHANNEL, group],
+          });
+        }
+        for (const p of batch) for (const w of p.waiters) w.resolve();
+      } catch (e) {
+        // Live-only frames: a lost batch is not retried; later deltas still go out.
+        for (const p of batch) for (const w of p.waiters) w.reject(e);
+      }
+    }
+    this.lanes.delete(key);
+  }
+}
+
+/** `text` in pieces of at most MAX_CHUNK_CHARS, never splitting a surrogate pair. */
+function chunks(text: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length;) {
+    let end = Math.min(i + MAX_CHUNK_CHARS, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && end - 1 > i && last >= 0xd800 && last <= 0xdbff) end--;
+    out.push(text.slice(i, end));
+    i = end;
+  }
+  return out;
+}
+
+/**
+ * Groups payloads into statements. PostgreSQL delivers identical payloads on one channel within one
+ * transaction only once, so a repeat (the same chunk twice, e.g. a long run of one character) starts
+ * a new statement instead of being folded away.
+ */
+function statements(payloads: readonly string[]): string[][] {
+  const out: string[][] = [];
+  let group: string[] = [];
+  let seen = new Set<string>();
+  for (const p of payloads) {
+    if (seen.has(p) || group.length >= MAX_PAYLOADS_PER_STATEMENT) {
+      out.push(group);
+      group = [];
+      seen = new Set();
+    }
+    group.push(p);
+    seen.add(p);
+  }
+  if (group.length > 0) out.push(group);
+  return out;
 }
