@@ -119,7 +119,8 @@ export async function runAppendBench(): Promise<void> {
     const paired = (m: { blockRates: number[] }) =>
       m.blockRates.map((rate, b) => rate / rawM.blockRates[b]).sort((a, b) => a - b);
     const median = (r: number[]) => r[Math.floor(r.length / 2)];
-    const pairedText = (r: number[]) => `median ${median(r).toFixed(2)}x (blocks ${r.map((x) => x.toFixed(2)).join(' ')})`;
+    const pairedText = (r: number[]) =>
+      `median ${median(r).toFixed(2)}x (blocks ${r.map((x) => x.toFixed(2)).join(' ')})`;
     const [oneP, eightP, floorP] = [paired(one), paired(eight), paired(floorM)];
     console.log(
       `\nvs raw INSERT block by block: 1 session ${pairedText(oneP)}; 8 sessions ${pairedText(eightP)}; floor ${pairedText(floorP)}`,
