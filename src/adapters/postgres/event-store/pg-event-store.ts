@@ -289,10 +289,10 @@ export class PgEventStore implements EventStore {
       readyRunId,
       notifyInStatement,
     });
-    let rows: { ok?: number; ids?: { id: number; sequence: number }[]; id?: string }[];
+    let rows: { ok?: number; ids?: { id: number; sequence: number }[]; id?: string; sequence?: string }[];
     try {
       rows = (
-        await q.query<{ ok?: number; ids?: { id: number; sequence: number }[]; id?: string }>({
+        await q.query<{ ok?: number; ids?: { id: number; sequence: number }[]; id?: string; sequence?: string }>({
           // Named, so each connection plans each statement shape once (the shapes are few and fixed).
           name: statement.name,
           text: statement.text,
@@ -302,9 +302,14 @@ export class PgEventStore implements EventStore {
     } catch (err) {
       throw await this.translate(err, sessionId, options);
     }
-    // The narrow statement returns the event's row only when the sequence gate held; the JSON one
+    // The narrow statement returns the events' rows only when the sequence gate held; the JSON one
     // always returns one row saying whether it held.
-    const held = statement.result === 'row' ? rows.length === 1 : rows[0].ok === 1;
+    const held =
+      statement.result === 'row'
+        ? rows.length === 1
+        : statement.result === 'rows'
+          ? rows.length === stored.length
+          : rows[0].ok === 1;
     if (!held) {
       throw new ConcurrencyConflict(`session ${sessionId} moved past sequence ${last} during the append`, {
         sessionId,
@@ -322,6 +327,10 @@ export class PgEventStore implements EventStore {
     let events: StoredEvent[];
     if (statement.result === 'row') {
       stored[0].id = Number(rows[0].id);
+      events = stored;
+    } else if (statement.result === 'rows') {
+      const idBySeq = new Map(rows.map((x) => [Number(x.sequence), Number(x.id)]));
+      for (const s of stored) s.id = idBySeq.get(s.sequence) ?? 0;
       events = stored;
     } else {
       const idBySeq = new Map(rows[0].ids!.map((x) => [Number(x.sequence), Number(x.id)]));
