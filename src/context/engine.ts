@@ -83,6 +83,13 @@ export interface ContextBuildInputs {
    * does not read the log: nothing was appended between the fold's last event and that commit.
    */
   readonly knownSequence?: number | null;
+  /**
+   * Events the caller will commit together with this build's request (a tool result and the step's
+   * checkpoint, still queued), in the shape the log will store them. They are folded, numbered after
+   * the fold's last event, into a copy of the history for this build only; the kept fold takes them
+   * when they are committed (`noteAppended`).
+   */
+  readonly pending?: readonly StoredEvent[];
 }
 
 export interface BuiltContext {
@@ -207,12 +214,13 @@ export class ContextEngine {
   }
 
   async build(inputs: ContextBuildInputs): Promise<BuiltContext> {
-    const history = await this.history(
+    const kept = await this.history(
       inputs.sessionId,
       inputs.principal,
       inputs.resume ?? null,
       inputs.knownSequence ?? null,
     );
+    const history = inputs.pending && inputs.pending.length > 0 ? withPending(kept, inputs.pending) : kept;
     const entry = this.sessions.get(inputs.sessionId)!;
     const estimator = this.estimators.forModel(inputs.model.provider, inputs.model.model);
     const regionA = this.regionA(entry, inputs, estimator);
@@ -573,4 +581,11 @@ function render(
   }
   if (!placed) items.push(noteItem);
   return items;
+}
+
+/** A copy of `history` with `pending` folded in, numbered from the fold's next sequence. */
+function withPending(history: SessionHistory, pending: readonly StoredEvent[]): SessionHistory {
+  const copy = history.fork();
+  copy.apply(pending.map((e, i) => ({ ...e, sequence: history.lastSequence + 1 + i })));
+  return copy;
 }

@@ -65,6 +65,35 @@ export class SessionHistory {
   private readonly calls = new Map<string, { unit: HistoryUnit; pair: ToolPair }>();
 
   /**
+   * An independent copy of this fold (units, open tool turns and all), for folding events that are
+   * not committed yet into one build without touching the fold the engine keeps.
+   */
+  fork(): SessionHistory {
+    const copy = new SessionHistory();
+    // One structuredClone of every field keeps the references between them (a tool turn in `units`
+    // is the same object as in `turns` and `calls`), so the copy folds on exactly like the original.
+    const state = structuredClone({
+      lastSequence: this.lastSequence,
+      units: this.units,
+      compaction: this.compaction,
+      planState: this.planState,
+      lastPrefixHash: this.lastPrefixHash,
+      prefixEpoch: this.prefixEpoch,
+      turns: this.turns,
+      calls: this.calls,
+    });
+    copy.lastSequence = state.lastSequence;
+    copy.units.push(...state.units);
+    copy.compaction = state.compaction;
+    copy.planState = state.planState;
+    copy.lastPrefixHash = state.lastPrefixHash;
+    copy.prefixEpoch = state.prefixEpoch;
+    for (const [k, v] of state.turns) copy.turns.set(k, v);
+    for (const [k, v] of state.calls) copy.calls.set(k, v);
+    return copy;
+  }
+
+  /**
    * Starts a fold from a run checkpoint's compaction reference instead of from the session's first
    * event: the events up to `afterSequence` are summarised by the compaction that follows them.
    */

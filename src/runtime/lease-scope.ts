@@ -96,6 +96,11 @@ export class LeaseScope {
     return this.queued.length > 0;
   }
 
+  /** The queued events, in the order the next write will commit them. */
+  get queuedEvents(): readonly NewEvent[] {
+    return this.queued;
+  }
+
   /** Queues events to be committed, in order, ahead of the next write's own events. */
   defer(events: readonly NewEvent[]): void {
     this.noteToolEvents(events);

@@ -2,6 +2,7 @@ import { enabledToolNames, mcpGrantsOf, type AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
 import { ContextBuildError, ContextOverflow, LeaseFencedError, ModelPermanentError } from '../domain/errors';
 import type { NewEvent, StoredEvent } from '../domain/events/payloads';
+import { EVENT_CATALOG } from '../domain/events/catalog';
 import { assembleTurn } from '../domain/model/assembler';
 import type { ModelAttempt, ModelTurn } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
@@ -225,6 +226,33 @@ export class RunLoop {
     return this.appendTraced(claim, events);
   }
 
+  /**
+   * Events the next write will commit, as the log will store them, for a build that must see them
+   * before they are committed; their sequences are assigned by the engine after its fold.
+   */
+  private asPending(claim: RunClaim, events: readonly NewEvent[]): StoredEvent[] {
+    const createdAt = this.deps.clock.nowIso();
+    return this.deps.store.asRead(
+      events.map(
+        (e) =>
+          ({
+            id: 0,
+            sessionId: claim.sessionId,
+            runId: e.runId ?? null,
+            sequence: 0,
+            type: e.type,
+            schemaVersion: EVENT_CATALOG[e.type].currentVersion,
+            data: e.data,
+            actorType: e.actorType ?? 'system',
+            actorId: e.actorId ?? null,
+            tenantId: claim.tenantId,
+            traceId: e.traceId ?? null,
+            createdAt,
+          }) as StoredEvent,
+      ),
+    );
+  }
+
   /** Every checkpoint carries the latest compaction reference of the run's builds (ADR 0017). */
   private withContextRef(claim: RunClaim, checkpoint: KnownCheckpoint): KnownCheckpoint {
     const ref = this.contextRefs.get(claim) ?? this.leases.get(claim)?.checkpoint?.state.context;
@@ -340,6 +368,14 @@ export class RunLoop {
       (await this.firstSequenceOfRun(claim, principal));
     const firstSequence = (): number => runStart;
 
+    // The step's checkpoint while it waits to ride with the next model call's start.
+    let deferred: { events: NewEvent[]; checkpoint: KnownCheckpoint } | null = null;
+    const flushDeferred = async (): Promise<void> => {
+      if (!deferred) return;
+      const d = deferred;
+      deferred = null;
+      await this.append(claim, d.events, d.checkpoint);
+    };
     for (;;) {
       if (pending) {
         // `pending` is always reassigned after the next model call before it is read again.
@@ -354,9 +390,11 @@ export class RunLoop {
         if (r) return r;
         // The tool loop goes on: keep the provider's opaque reasoning for the next request (§10.6).
         const continuation = lease.checkpoint?.state.providerContinuation ?? null;
-        await this.append(
-          claim,
-          [
+        // The step's checkpoint waits for the next model call's start and is committed with it, in
+        // one write (nothing external happens in between: the next build only computes). Any way
+        // out before that start writes it on its own first, exactly as it was written before.
+        deferred = {
+          events: [
             {
               type: 'run.checkpointed',
               runId: claim.runId,
@@ -364,17 +402,21 @@ export class RunLoop {
               data: { checkpointVersion: checkpointVersion + 1, step },
             },
           ],
-          {
+          checkpoint: {
             version: ++checkpointVersion,
             state: this.state(step, 'tools_completed', [], [], firstSequence(), continuation),
           },
-        );
+        };
       }
       step += 1;
-      // As the last write left it; a cancel request appended meanwhile made that write re-read it.
+      // As the last write left it. A cancel request appended since shows up in the row the next
+      // write returns (it re-reads), which the loop checks again before calling the model.
       run = lease.run;
       const gate = this.checkBeforeModelCall(run, step, signal);
-      if (gate) return gate;
+      if (gate) {
+        await flushDeferred();
+        return gate;
+      }
 
       let turn: ModelTurn | null = null;
       // The response's event and checkpoint: written before the tools run, or with the terminal outcome.
@@ -382,6 +424,7 @@ export class RunLoop {
       for (let attempt = 1; turn === null; attempt++) {
         // `run` was re-read at the top of this step; earlier attempts of this step are not in it yet.
         if (run.modelCallCount + (attempt - 1) >= run.limits.maxModelCalls) {
+          await flushDeferred();
           return {
             kind: 'failed',
             reason: 'max_model_calls_exceeded',
@@ -409,11 +452,18 @@ export class RunLoop {
             skills: deps.skills ? skills : undefined,
             resume: lease.checkpoint?.state.context ?? null,
             knownSequence: lease.appendedThrough,
+            // The tool results and checkpoint this build's start will commit are not in the log yet.
+            pending: deferred ? this.asPending(claim, [...lease.queuedEvents, ...deferred.events]) : undefined,
           };
           built = await this.telemetry.contextBuild(step, () => this.context.build(inputs));
           if (built.checkpoint) this.contextRefs.set(claim, built.checkpoint);
         } catch (e) {
-          if (!(e instanceof ContextOverflow || e instanceof ContextBuildError)) throw e;
+          if (!(e instanceof ContextOverflow || e instanceof ContextBuildError)) {
+            // The loop crashes; the step's checkpoint is still recorded first, as it was before.
+            await flushDeferred().catch(() => undefined);
+            throw e;
+          }
+          await flushDeferred();
           const overflow = e instanceof ContextOverflow;
           return {
             kind: 'failed',
@@ -424,27 +474,55 @@ export class RunLoop {
         }
         const request = built.request;
         const modelCallId = deps.ids.uuid();
-        await this.append(claim, [
-          ...built.events,
-          {
-            type: 'model.request.started',
-            runId: claim.runId,
-            actorType: 'worker',
-            data: {
-              modelCallId,
-              step,
-              attempt,
-              provider: route.model.provider,
-              model: route.model.model,
-              prefixHash: request.prefixHash,
-              // v2: which provider profile (and registry) this call was routed by; null for fake/demo.
-              profileName: route.model.profileVersion === undefined ? null : route.model.provider,
-              profileVersion: route.model.profileVersion ?? null,
-              registryVersion: route.model.registryVersion ?? null,
-              context: built.record,
+        const riding: { events: NewEvent[]; checkpoint: KnownCheckpoint } | null = deferred;
+        deferred = null;
+        await this.append(
+          claim,
+          [
+            ...(riding?.events ?? []),
+            ...built.events,
+            {
+              type: 'model.request.started',
+              runId: claim.runId,
+              actorType: 'worker',
+              data: {
+                modelCallId,
+                step,
+                attempt,
+                provider: route.model.provider,
+                model: route.model.model,
+                prefixHash: request.prefixHash,
+                // v2: which provider profile (and registry) this call was routed by; null for fake/demo.
+                profileName: route.model.profileVersion === undefined ? null : route.model.provider,
+                profileVersion: route.model.profileVersion ?? null,
+                registryVersion: route.model.registryVersion ?? null,
+                context: built.record,
+              },
             },
-          },
-        ]);
+          ],
+          riding?.checkpoint,
+        );
+        // The write that carried the step's checkpoint is the first to see a cancel requested while
+        // the tools ran (the gate above read the row of the write before): the call is not made.
+        if (riding && lease.run.cancelRequestedAt) {
+          await this.append(claim, [
+            {
+              type: 'model.request.failed',
+              runId: claim.runId,
+              actorType: 'worker',
+              data: {
+                modelCallId,
+                step,
+                attempt,
+                errorCode: 'aborted',
+                message: 'model call not made (cancel requested)',
+                retryable: false,
+                latencyMs: 0,
+              },
+            },
+          ]);
+          return { kind: 'cancelled', reason: 'cancel requested' };
+        }
         // The active tool loop's provider-opaque continuation rides along only to the provider that made it (plan §10.6).
         const continuation = lease.checkpoint?.state.providerContinuation ?? null;
         const providerRequest = withProviderContinuation(request, continuation, route.model.provider);

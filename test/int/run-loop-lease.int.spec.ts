@@ -25,7 +25,7 @@ async function commits(runId: string): Promise<string[][]> {
 }
 
 describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)', () => {
-  it('commits the calculator turn in seven worker transactions, with the plan §26 events in order', async () => {
+  it('commits the calculator turn in six worker transactions, with the plan §26 events in order', async () => {
     const { runId } = await t.submit('What is 17 multiplied by 23?');
     const claim = await t.platform.queue.claim('w-commits', 30_000, runId);
     expect(await t.platform.createRunLoop().execute(claim!, new AbortController().signal)).toBe('finished');
@@ -35,8 +35,8 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
       ['model.request.started'],
       ['model.response.completed'],
       ['tool.call.proposed', 'tool.call.authorized', 'tool.call.started'],
-      ['tool.call.completed', 'run.checkpointed'],
-      ['model.request.started'],
+      // The step's checkpoint rides with the next model call's start (ADR 0013, session 7).
+      ['tool.call.completed', 'run.checkpointed', 'model.request.started'],
       ['model.response.completed', 'assistant.message.completed', 'run.completed'],
     ]);
     // Every persistence point still has its checkpoint: after the tool-calling response, after the
@@ -113,6 +113,45 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     cache.set(sessionId, submitted);
     expect(await t.platform.createRunLoop().execute(claim!, new AbortController().signal)).toBe('finished');
     expect((await t.platform.runs.get(runId, null))?.status).toBe('completed');
+  });
+
+  it('sees a cancel request made while a tool runs in the write that carries the step checkpoint, and calls no model', async () => {
+    const { runId, sessionId } = await t.submit('What is 17 multiplied by 23?');
+    const store = t.platform.store;
+    const append = store.append.bind(store);
+    let cancelled = false;
+    // The real store; once the tool's start has committed, a user's cancel lands before the tool
+    // result is written (as CancelRun appends it for a running run).
+    const spy = jest.spyOn(store, 'append').mockImplementation(async (sid, events, options) => {
+      const result = await append(sid, events, options);
+      if (!cancelled && events.some((e) => e.type === 'tool.call.started')) {
+        cancelled = true;
+        await append(
+          sessionId,
+          [{ type: 'run.cancel_requested', runId, actorType: 'user', data: { reason: 'test' } }],
+          { tenantId: 'local' },
+        );
+      }
+      return result;
+    });
+    try {
+      const claim = await t.platform.queue.claim('w-cancel-tool', 30_000, runId);
+      expect(await t.platform.createRunLoop().execute(claim!, new AbortController().signal)).toBe('finished');
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await t.platform.runs.get(runId, null))?.status).toBe('cancelled');
+    const events = await t.events(runId);
+    const types = events.map((e) => e.type);
+    // The tool's result and the step's checkpoint are recorded; the second model call is recorded
+    // as not made, and no response follows it.
+    expect(types.filter((x) => x === 'tool.call.completed')).toHaveLength(1);
+    expect(types).toContain('run.checkpointed');
+    expect(types.filter((x) => x === 'model.request.started')).toHaveLength(2);
+    expect(types.filter((x) => x === 'model.response.completed')).toHaveLength(1);
+    const failed = events.find((e) => e.type === 'model.request.failed');
+    expect(failed?.type === 'model.request.failed' && failed.data.errorCode).toBe('aborted');
+    expect(types.at(-1)).toBe('run.cancelled');
   });
 
   it('sees a cancel request that arrives while a tool step runs, through its own next append', async () => {
