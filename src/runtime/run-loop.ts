@@ -474,6 +474,15 @@ export class RunLoop {
         }
         const request = built.request;
         const modelCallId = deps.ids.uuid();
+        const recordFailure = (errorCode: string, message: string, retryable: boolean, latencyMs: number) =>
+          this.append(claim, [
+            {
+              type: 'model.request.failed',
+              runId: claim.runId,
+              actorType: 'worker',
+              data: { modelCallId, step, attempt, errorCode, message, retryable, latencyMs },
+            },
+          ]);
         const riding: { events: NewEvent[]; checkpoint: KnownCheckpoint } | null = deferred;
         deferred = null;
         await this.append(
@@ -505,22 +514,7 @@ export class RunLoop {
         // The write that carried the step's checkpoint is the first to see a cancel requested while
         // the tools ran (the gate above read the row of the write before): the call is not made.
         if (riding && lease.run.cancelRequestedAt) {
-          await this.append(claim, [
-            {
-              type: 'model.request.failed',
-              runId: claim.runId,
-              actorType: 'worker',
-              data: {
-                modelCallId,
-                step,
-                attempt,
-                errorCode: 'aborted',
-                message: 'model call not made (cancel requested)',
-                retryable: false,
-                latencyMs: 0,
-              },
-            },
-          ]);
+          await recordFailure('aborted', 'model call not made (cancel requested)', false, 0);
           return { kind: 'cancelled', reason: 'cancel requested' };
         }
         // The active tool loop's provider-opaque continuation rides along only to the provider that made it (plan §10.6).
@@ -553,19 +547,10 @@ export class RunLoop {
           );
         } catch (e) {
           const latencyMs = deps.clock.nowMs() - t0;
-          const recordFailure = (errorCode: string, message: string, retryable: boolean) =>
-            this.append(claim, [
-              {
-                type: 'model.request.failed',
-                runId: claim.runId,
-                actorType: 'worker',
-                data: { modelCallId, step, attempt, errorCode, message, retryable, latencyMs },
-              },
-            ]);
           if (signal.aborted) {
             const why = stopReasonOf(signal);
             if (why !== 'fenced' && why !== 'abandon') {
-              await recordFailure('aborted', `model call aborted (${why ?? 'shutdown'})`, true);
+              await recordFailure('aborted', `model call aborted (${why ?? 'shutdown'})`, true, latencyMs);
             }
             return 'stopped';
           }
@@ -582,7 +567,7 @@ export class RunLoop {
             message: c.message,
             latencyMs,
           });
-          await recordFailure(c.code, c.message, c.retryable);
+          await recordFailure(c.code, c.message, c.retryable, latencyMs);
           // A provider's retry-after (429/503) is honoured; the deadline check below still bounds it.
           const retryAfter = (e as { details?: { retryAfterMs?: unknown } }).details?.retryAfterMs;
           const wait = Math.max(
