@@ -50,6 +50,11 @@ export interface EventStore {
    * in place of reading them back (the context engine does, ADR 0013).
    */
   asRead(events: readonly StoredEvent[]): StoredEvent[];
+  /**
+   * Events not appended yet, as `listAfter` will return them once this session commits them (id and
+   * sequence 0): for a build that must see what the writer's next append will commit.
+   */
+  asPending(sessionId: string, tenantId: string, events: readonly NewEvent[]): StoredEvent[];
   /** Events of one run, oldest first. */
   listRunEvents(runId: string, principal: Principal, afterSequence?: number): Promise<StoredEvent[]>;
   /**

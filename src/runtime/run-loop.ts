@@ -2,7 +2,6 @@ import { enabledToolNames, mcpGrantsOf, type AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
 import { ContextBuildError, ContextOverflow, LeaseFencedError, ModelPermanentError } from '../domain/errors';
 import type { NewEvent, StoredEvent } from '../domain/events/payloads';
-import { EVENT_CATALOG } from '../domain/events/catalog';
 import { assembleTurn } from '../domain/model/assembler';
 import type { ModelAttempt, ModelTurn } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
@@ -226,33 +225,6 @@ export class RunLoop {
     return this.appendTraced(claim, events);
   }
 
-  /**
-   * Events the next write will commit, as the log will store them, for a build that must see them
-   * before they are committed; their sequences are assigned by the engine after its fold.
-   */
-  private asPending(claim: RunClaim, events: readonly NewEvent[]): StoredEvent[] {
-    const createdAt = this.deps.clock.nowIso();
-    return this.deps.store.asRead(
-      events.map(
-        (e) =>
-          ({
-            id: 0,
-            sessionId: claim.sessionId,
-            runId: e.runId ?? null,
-            sequence: 0,
-            type: e.type,
-            schemaVersion: EVENT_CATALOG[e.type].currentVersion,
-            data: e.data,
-            actorType: e.actorType ?? 'system',
-            actorId: e.actorId ?? null,
-            tenantId: claim.tenantId,
-            traceId: e.traceId ?? null,
-            createdAt,
-          }) as StoredEvent,
-      ),
-    );
-  }
-
   /** Every checkpoint carries the latest compaction reference of the run's builds (ADR 0017). */
   private withContextRef(claim: RunClaim, checkpoint: KnownCheckpoint): KnownCheckpoint {
     const ref = this.contextRefs.get(claim) ?? this.leases.get(claim)?.checkpoint?.state.context;
@@ -453,7 +425,9 @@ export class RunLoop {
             resume: lease.checkpoint?.state.context ?? null,
             knownSequence: lease.appendedThrough,
             // The tool results and checkpoint this build's start will commit are not in the log yet.
-            pending: deferred ? this.asPending(claim, [...lease.queuedEvents, ...deferred.events]) : undefined,
+            pending: deferred
+              ? deps.store.asPending(claim.sessionId, claim.tenantId, [...lease.queuedEvents, ...deferred.events])
+              : undefined,
           };
           built = await this.telemetry.contextBuild(step, () => this.context.build(inputs));
           if (built.checkpoint) this.contextRefs.set(claim, built.checkpoint);

@@ -3,6 +3,7 @@ import type { Clock } from '../../../ports/clock';
 import type { AppendOptions, AppendResult, EventStore, GlobalPosition } from '../../../ports/event-store';
 import type { NewEvent, StoredEvent } from '../../../domain/events/payloads';
 import type { Principal } from '../../../domain/principal';
+import { EVENT_CATALOG } from '../../../domain/events/catalog';
 import { PROJECTIONS, type Projection, type Row } from '../../../domain/projections';
 import { runProjection } from '../../../domain/projections/run-projection';
 import { sessionProjection } from '../../../domain/projections/session-projection';
@@ -131,22 +132,8 @@ export class PgEventStore implements EventStore {
   ): Promise<{ result: AppendResult; notifications: Notification[] }> {
     const createdAt = this.clock.nowIso();
     const ambientTraceId = activeTraceId();
-    const drafts: StoredEvent[] = encoded.map(
-      ({ e, type, version }) =>
-        ({
-          id: 0,
-          sessionId,
-          runId: e.runId ?? null,
-          sequence: 0,
-          type,
-          schemaVersion: version,
-          data: e.data,
-          actorType: e.actorType ?? 'system',
-          actorId: e.actorId ?? null,
-          tenantId: options.tenantId,
-          traceId: e.traceId ?? ambientTraceId,
-          createdAt,
-        }) as StoredEvent,
+    const drafts = encoded.map(({ e, type, version }) =>
+      draftOf(e, type, version, sessionId, options.tenantId, ambientTraceId, createdAt),
     );
 
     // Inside a caller's transaction read (the caller may hold locks and expect fresh rows), unless
@@ -453,6 +440,16 @@ export class PgEventStore implements EventStore {
     return res.rows.map(decodeEvent);
   }
 
+  asPending(sessionId: string, tenantId: string, events: readonly NewEvent[]): StoredEvent[] {
+    const createdAt = this.clock.nowIso();
+    const ambientTraceId = activeTraceId();
+    return this.asRead(
+      events.map((e) =>
+        draftOf(e, e.type, EVENT_CATALOG[e.type].currentVersion, sessionId, tenantId, ambientTraceId, createdAt),
+      ),
+    );
+  }
+
   asRead(events: readonly StoredEvent[]): StoredEvent[] {
     // Every other field reads back as the append built it (ids, sequences, the current schema
     // version, which the upcasters leave alone); `createdAt` as `decodeEvent` spells a timestamptz.
@@ -498,6 +495,32 @@ export class PgEventStore implements EventStore {
 function activeTraceId(): string | null {
   const sc = trace.getActiveSpan()?.spanContext();
   return sc && isSpanContextValid(sc) ? sc.traceId : null;
+}
+
+/** An event as an append stores it, before its id and sequence are known (both 0 here). */
+function draftOf(
+  e: NewEvent,
+  type: StoredEvent['type'],
+  version: number,
+  sessionId: string,
+  tenantId: string,
+  ambientTraceId: string | null,
+  createdAt: string,
+): StoredEvent {
+  return {
+    id: 0,
+    sessionId,
+    runId: e.runId ?? null,
+    sequence: 0,
+    type,
+    schemaVersion: version,
+    data: e.data,
+    actorType: e.actorType ?? 'system',
+    actorId: e.actorId ?? null,
+    tenantId,
+    traceId: e.traceId ?? ambientTraceId,
+    createdAt,
+  } as StoredEvent;
 }
 
 /** The rows a batch touches, from a caller's pre-read, or undefined when it does not cover them all. */
