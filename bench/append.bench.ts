@@ -12,6 +12,7 @@ import { measureFor, type Measurement } from './support/measure';
 import { formatCount, printTable } from './support/print-table';
 import { runLifecycle, sessionCreated } from './support/run-lifecycle';
 import { envNumber } from './support/env';
+import { blocksText, median, targetVerdict } from './support/block-readings';
 
 const TENANT = 'bench';
 /** Events in one `runLifecycle`. */
@@ -116,17 +117,14 @@ export async function runAppendBench(): Promise<void> {
     // Each block's rate over the raw rate of the same block: on a shared VM the raw commit rate
     // itself swings by 2x within a run (steal time, the host's disk), so pairing each block with the
     // raw block measured just before it, and taking the median, is the steadier reading.
-    const paired = (m: { blockRates: number[] }) =>
-      m.blockRates.map((rate, b) => rate / rawM.blockRates[b]).sort((a, b) => a - b);
-    const median = (r: number[]) => r[Math.floor(r.length / 2)];
-    const pairedText = (r: number[]) =>
-      `median ${median(r).toFixed(2)}x (blocks ${r.map((x) => x.toFixed(2)).join(' ')})`;
+    const paired = (m: { blockRates: number[] }) => m.blockRates.map((rate, b) => rate / rawM.blockRates[b]);
+    const pairedText = (r: number[]) => `median ${median(r).toFixed(2)}x (blocks ${blocksText(r)})`;
     const [oneP, eightP, floorP] = [paired(one), paired(eight), paired(floorM)];
     console.log(
       `\nvs raw INSERT block by block: 1 session ${pairedText(oneP)}; 8 sessions ${pairedText(eightP)}; floor ${pairedText(floorP)}`,
     );
     const verdict = (pooled: number, med: number) =>
-      `${pooled.toFixed(2)}x pooled, ${med.toFixed(2)}x median of blocks (${pooled >= 0.6 && med >= 0.6 ? 'met' : pooled >= 0.6 || med >= 0.6 ? 'met by one reading' : 'NOT met'})`;
+      `${pooled.toFixed(2)}x pooled, ${med.toFixed(2)}x median of blocks (${targetVerdict(pooled, med, 0.6)})`;
     console.log(
       `\ntargets: appends ≥ 0.60x raw — 1 session ${verdict(one.perSecond / rawM.perSecond, median(oneP))}, ` +
         `8 sessions ${verdict(eight.perSecond / rawM.perSecond, median(eightP))}; ` +

@@ -12,6 +12,7 @@ import { openBenchDatabase } from './support/bench-database';
 import { formatCount, printTable } from './support/print-table';
 import { QueryCounter, type QueryRecord } from './support/query-counter';
 import { envNumber } from './support/env';
+import { blocksText, median, targetVerdict } from './support/block-readings';
 
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -121,22 +122,16 @@ export async function runRunsBench(): Promise<void> {
     );
     // On a shared VM the baseline's commit rate swings by 2x between blocks (steal time, the host's
     // disk), so the median of the per-block ratios is the steadier reading; both are printed.
-    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    const blocksText = (xs: number[]) =>
-      [...xs]
-        .sort((a, b) => a - b)
-        .map((x) => x.toFixed(2))
-        .join(' ');
     console.log(
       `\nvs baseline block by block (each block against the baseline measured just before it): ` +
-        `1 worker median ${med(blockRatios.one).toFixed(2)}x (blocks ${blocksText(blockRatios.one)}); ` +
-        `4 concurrent median ${med(blockRatios.four).toFixed(2)}x (blocks ${blocksText(blockRatios.four)})`,
+        `1 worker median ${median(blockRatios.one).toFixed(2)}x (blocks ${blocksText(blockRatios.one)}); ` +
+        `4 concurrent median ${median(blockRatios.four).toFixed(2)}x (blocks ${blocksText(blockRatios.four)})`,
     );
     const pooledOne = baseline.seconds / one;
-    const medOne = med(blockRatios.one);
+    const medOne = median(blockRatios.one);
     console.log(
       `target: throughput ≥ 0.50x the baseline, one run at a time — ${pooledOne.toFixed(2)}x pooled, ${medOne.toFixed(2)}x median of blocks ` +
-        `(${pooledOne >= 0.5 && medOne >= 0.5 ? 'met' : pooledOne >= 0.5 || medOne >= 0.5 ? 'met by one reading' : 'NOT met'})`,
+        `(${targetVerdict(pooledOne, medOne, 0.5)})`,
     );
     console.log('');
     printTable(

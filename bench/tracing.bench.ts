@@ -12,6 +12,7 @@ import { AttemptSpan, RunTelemetry } from '../src/runtime/tracing';
 import { openBenchDatabase } from './support/bench-database';
 import { printTable } from './support/print-table';
 import { envNumber } from './support/env';
+import { median } from './support/block-readings';
 
 /** Accepts and drops every span: the SDK's full cost without an exporter's I/O. */
 class NoopExporter implements SpanExporter {
@@ -34,7 +35,6 @@ function enable(mode: Mode, memory: InMemorySpanExporter): TracingHandle | null 
   });
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /**
