@@ -17,6 +17,13 @@ export interface AppendOptions {
   /** Refuse (LeaseFencedError) unless the run's current lease epoch is exactly this. */
   readonly fence?: { readonly runId: string; readonly leaseEpoch: number };
   readonly checkpoint?: CheckpointWrite;
+  /**
+   * A batch that ends a run (`run.completed`, `run.failed`, `run.cancelled`) also clears the
+   * provider-opaque continuation (plan §10.6) from that run's stored checkpoints, in the same
+   * transaction, so a finished run is never observable with one. `false` says the caller knows no
+   * checkpoint of the run holds one (the lease holder tracks it), which skips that clearing.
+   */
+  readonly continuationMayBeStored?: boolean;
 }
 
 export interface AppendResult {

@@ -37,12 +37,6 @@ export interface RunQueue {
 
 export interface CheckpointStore {
   latest(runId: string): Promise<StoredCheckpoint | null>;
-  /**
-   * Clears `providerContinuation` in every stored checkpoint of a finished run (plan §10.6: opaque
-   * continuation such as Anthropic thinking blocks lives in the checkpoint only for the life of the
-   * tool loop). Returns how many checkpoints held one.
-   */
-  dropProviderContinuation(runId: string): Promise<number>;
 }
 
 /** Transient frames (text and reasoning deltas): delivered live, never persisted. */

@@ -78,11 +78,6 @@ export class LeaseScope {
     return this.latest;
   }
 
-  /** Whether some stored checkpoint of this run may still hold a provider continuation. */
-  get mayHoldProviderContinuation(): boolean {
-    return this.continuationMayExist;
-  }
-
   /**
    * Whether the run may have tool invocations. False while the run had none at the claim and this
    * lease has queued or written no tool event: only the lease holder proposes tool calls, so until
@@ -125,6 +120,9 @@ export class LeaseScope {
       this.store.append(this.claim.sessionId, batch, {
         tenantId: this.claim.tenantId,
         fence: { runId: this.claim.runId, leaseEpoch: this.claim.leaseEpoch },
+        // A run-ending write clears the continuation earlier checkpoints hold (EventStore), in the
+        // same transaction; this scope knows when none can.
+        continuationMayBeStored: this.continuationMayExist,
         checkpoint: checkpoint
           ? {
               runId: this.claim.runId,

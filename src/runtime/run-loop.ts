@@ -913,15 +913,7 @@ export class RunLoop {
         outcome.leading?.fromSequence ?? prev?.conversationRange.fromSequence ?? 0,
       ),
     });
-    // The tool loop is over for good: its provider-opaque continuation (Anthropic thinking text,
-    // kept chat_completions reasoning) must not outlive it in the older checkpoints (plan §10.6).
-    // Nothing to clear when no checkpoint of this run can hold one.
-    if (lease && !lease.mayHoldProviderContinuation) return;
-    await this.deps.checkpoints.dropProviderContinuation(runId).catch((e: unknown) =>
-      this.deps.log.warn('could not drop the provider continuation of a finished run', {
-        runId,
-        error: e instanceof Error ? e.message : String(e),
-      }),
-    );
+    // The store clears the provider-opaque continuation (Anthropic thinking text, kept
+    // chat_completions reasoning) from the run's older checkpoints in this same write (plan §10.6).
   }
 }

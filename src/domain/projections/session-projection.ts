@@ -1,7 +1,7 @@
 import type { StoredEvent } from '../events/payloads';
 import type { Projection, Row } from './projection';
+import { RUN_ENDING_EVENTS } from '../run/status';
 
-const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
 /**
  * sessions: one row per session; `next_event_sequence` is the last sequence appended; `updated_at`
@@ -63,7 +63,7 @@ export const sessionProjection: Projection = {
         next.last_run_id = e.runId;
         break;
       default:
-        if (TERMINAL_RUN_EVENTS.has(e.type) && row.active_run_id === e.runId) next.active_run_id = null;
+        if (RUN_ENDING_EVENTS.has(e.type) && row.active_run_id === e.runId) next.active_run_id = null;
     }
     // updated_at is the session's last *activity*: it moves only when the session's own state moves
     // (status, message count, active or last run), not on every event of a run inside it. That keeps

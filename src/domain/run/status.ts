@@ -6,6 +6,9 @@ export type RunStatus =
 
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 
+/** The event types that end a run (one per run, its single terminal write). */
+export const RUN_ENDING_EVENTS: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
 const ALLOWED: Record<RunStatus, readonly RunStatus[]> = {
   queued: ['running', 'failed', 'cancelled'],
   running: ['queued', 'waiting_for_approval', 'waiting_for_user', 'completed', 'failed', 'cancelled'],

@@ -1,5 +1,6 @@
 import Decimal from 'decimal.js';
 import type { StoredEvent } from '../events/payloads';
+import { RUN_ENDING_EVENTS } from '../run/status';
 
 /**
  * The exported trajectory (plan §31.1, ADR 0016): one versioned JSON document per run in the
@@ -123,8 +124,6 @@ export interface DraftToolCall {
   name: string;
   arguments: unknown;
 }
-
-const TERMINAL: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
 /**
  * Builds a run's trajectory from its events (the log is the truth), oldest first. Structural
@@ -257,7 +256,7 @@ export function buildTrajectory(events: readonly StoredEvent[], ctx: BuildContex
         messages.push({ role: 'assistant', content: e.data.text });
         break;
       default:
-        if (TERMINAL.has(e.type)) terminal = e;
+        if (RUN_ENDING_EVENTS.has(e.type)) terminal = e;
         break;
     }
   }

@@ -50,6 +50,8 @@ export interface AppendStatementInput {
     lastSequence: number;
     createdAt: string;
   } | null;
+  /** The run whose checkpoints' provider continuations the batch clears (it ends that run). */
+  readonly clearsContinuationOf: string | null;
   readonly notifyPayload: string;
   readonly readyRunId: string | null;
   /** Put the NOTIFYs inside the statement (delivered at the statement's or the caller's commit). */
@@ -225,6 +227,17 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
       narrow ? 'k1' : 'k',
       () =>
         `ck AS (INSERT INTO checkpoints (run_id, version, state, last_event_sequence, created_at) SELECT $${first}::uuid, $${first + 1}::int, $${first + 2}::jsonb, $${first + 3}::bigint, $${first + 4}::timestamptz ${narrow ? 'FROM seq' : 'WHERE EXISTS (SELECT 1 FROM seq)'})`,
+    );
+  }
+
+  if (input.clearsContinuationOf !== null) {
+    // Only the run's earlier checkpoints: a data-modifying CTE does not see a sibling's insert, and
+    // a terminal checkpoint holds none. Gated like every part.
+    const run = b.value(input.clearsContinuationOf);
+    b.part(
+      'kc',
+      () =>
+        `kc AS (UPDATE checkpoints SET state = jsonb_set(state, '{providerContinuation}', 'null'::jsonb) WHERE run_id = $${run}::uuid AND jsonb_typeof(state->'providerContinuation') = 'object' AND EXISTS (SELECT 1 FROM seq))`,
     );
   }
 

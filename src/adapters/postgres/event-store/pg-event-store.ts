@@ -6,6 +6,7 @@ import type { Principal } from '../../../domain/principal';
 import { EVENT_CATALOG } from '../../../domain/events/catalog';
 import { PROJECTIONS, type Projection, type Row } from '../../../domain/projections';
 import { runProjection } from '../../../domain/projections/run-projection';
+import { RUN_ENDING_EVENTS } from '../../../domain/run/status';
 import { sessionProjection } from '../../../domain/projections/session-projection';
 import {
   ConcurrencyConflict,
@@ -243,6 +244,10 @@ export class PgEventStore implements EventStore {
     )
       ? stored.find((s) => s.type === 'run.queued' || s.type === 'run.resumed' || s.type === 'run.released')!.runId
       : null;
+    const ending =
+      options.continuationMayBeStored === false
+        ? undefined
+        : stored.find((s) => s.runId !== null && RUN_ENDING_EVENTS.has(s.type));
     const notifyPayload = JSON.stringify({
       s: sessionId,
       t: options.tenantId,
@@ -272,6 +277,7 @@ export class PgEventStore implements EventStore {
       projectionWrites: projectionWrites(changed, state),
       columnTypes: this.columnTypes,
       checkpoint: options.checkpoint ? { ...options.checkpoint, lastSequence, createdAt } : null,
+      clearsContinuationOf: ending?.runId ?? null,
       notifyPayload,
       readyRunId,
       notifyInStatement,

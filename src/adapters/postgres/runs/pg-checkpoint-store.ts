@@ -27,13 +27,4 @@ export class PgCheckpointStore implements CheckpointStore {
         }
       : null;
   }
-
-  async dropProviderContinuation(runId: string): Promise<number> {
-    const res = await this.db.query(
-      `UPDATE checkpoints SET state = jsonb_set(state, '{providerContinuation}', 'null'::jsonb)
-        WHERE run_id = $1 AND jsonb_typeof(state->'providerContinuation') = 'object'`,
-      [runId],
-    );
-    return res.rowCount ?? 0;
-  }
 }

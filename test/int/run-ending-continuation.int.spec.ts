@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { Database } from '../../src/adapters/postgres/database';
+import { PgEventStore } from '../../src/adapters/postgres/event-store/pg-event-store';
+import { ConcurrencyConflict } from '../../src/domain/errors';
+import type { NewEvent } from '../../src/domain/events/payloads';
+import { createTestDb, type TestDb } from '../support/test-db';
+import { runQueued, sessionCreated, TENANT, testClock } from '../support/fixtures';
+
+/**
+ * The append that ends a run clears the provider-opaque continuation (plan §10.6) from the run's
+ * stored checkpoints in the same statement: whoever writes the ending (the run loop, a cancel of a
+ * waiting run, the reaper), a finished run is never observable with one, and a refused append
+ * clears nothing.
+ */
+let tdb: TestDb;
+let db: Database;
+let store: PgEventStore;
+
+beforeAll(async () => {
+  tdb = await createTestDb();
+  db = new Database(tdb.url, 4);
+  store = new PgEventStore(db, testClock);
+});
+afterAll(async () => {
+  await store?.close();
+  await db?.close();
+  await tdb?.drop();
+});
+
+const continuation = {
+  provider: 'anthropic',
+  items: [{ type: 'provider_reasoning', provider: 'anthropic', text: 'thinking…', signature: 'sig' }],
+};
+
+/** A session with one run that wrote a checkpoint holding a continuation, and one without. */
+async function runWithContinuation(): Promise<{ sessionId: string; runId: string; lastSequence: number }> {
+  const sessionId = randomUUID();
+  const runId = randomUUID();
+  await store.append(sessionId, [sessionCreated(), runQueued(runId)], { tenantId: TENANT });
+  const checkpointed = (version: number): NewEvent => ({
+    type: 'run.checkpointed',
+    runId,
+    actorType: 'worker',
+    data: { checkpointVersion: version, step: version },
+  });
+  await store.append(sessionId, [checkpointed(1)], {
+    tenantId: TENANT,
+    checkpoint: { runId, version: 1, state: { step: 1, phase: 'model_completed', providerContinuation: continuation } },
+  });
+  const r = await store.append(sessionId, [checkpointed(2)], {
+    tenantId: TENANT,
+    checkpoint: { runId, version: 2, state: { step: 2, phase: 'tools_completed', providerContinuation: null } },
+  });
+  return { sessionId, runId, lastSequence: r.lastSequence };
+}
+
+async function continuations(runId: string): Promise<unknown[]> {
+  const res = await db.query<{ c: unknown }>(
+    `SELECT state->'providerContinuation' AS c FROM checkpoints WHERE run_id = $1 ORDER BY version`,
+    [runId],
+  );
+  return res.rows.map((r) => r.c);
+}
+
+const cancelled = (runId: string): NewEvent => ({ type: 'run.cancelled', runId, data: { reason: 'user request' } });
+
+describe('a run-ending append', () => {
+  it('clears the continuation of every earlier checkpoint, in the same statement', async () => {
+    const { sessionId, runId } = await runWithContinuation();
+    expect(await continuations(runId)).toEqual([continuation, null]);
+    await store.append(sessionId, [cancelled(runId)], { tenantId: TENANT });
+    expect(await continuations(runId)).toEqual([null, null]);
+    // Nothing else in the checkpoint changed.
+    const states = await db.query<{ state: Record<string, unknown> }>(
+      `SELECT state FROM checkpoints WHERE run_id = $1 ORDER BY version`,
+      [runId],
+    );
+    expect(states.rows[0].state).toEqual({ step: 1, phase: 'model_completed', providerContinuation: null });
+  });
+
+  it('clears them with the terminal checkpoint it writes, and in a batch too large for the narrow statement', async () => {
+    const { sessionId, runId } = await runWithContinuation();
+    const filler: NewEvent[] = Array.from({ length: 5 }, (_, i) => ({
+      type: 'run.checkpointed',
+      runId,
+      actorType: 'worker',
+      data: { checkpointVersion: 3, step: 3 + i },
+    }));
+    await store.append(sessionId, [...filler, cancelled(runId)], {
+      tenantId: TENANT,
+      checkpoint: { runId, version: 3, state: { step: 3, phase: 'terminal', providerContinuation: null } },
+    });
+    expect(await continuations(runId)).toEqual([null, null, null]);
+  });
+
+  it('clears nothing when it is refused', async () => {
+    const { sessionId, runId, lastSequence } = await runWithContinuation();
+    await expect(
+      store.append(sessionId, [cancelled(runId)], { tenantId: TENANT, expectedSequence: lastSequence - 1 }),
+    ).rejects.toBeInstanceOf(ConcurrencyConflict);
+    expect(await continuations(runId)).toEqual([continuation, null]);
+  });
+
+  it("leaves other runs' checkpoints and non-ending appends alone, and skips the clearing when told none is stored", async () => {
+    const a = await runWithContinuation();
+    const b = await runWithContinuation();
+    await store.append(
+      a.sessionId,
+      [{ type: 'run.checkpointed', runId: a.runId, actorType: 'worker', data: { checkpointVersion: 3, step: 3 } }],
+      { tenantId: TENANT },
+    );
+    expect(await continuations(a.runId)).toEqual([continuation, null]);
+    await store.append(a.sessionId, [cancelled(a.runId)], { tenantId: TENANT, continuationMayBeStored: false });
+    expect(await continuations(a.runId)).toEqual([continuation, null]);
+    expect(await continuations(b.runId)).toEqual([continuation, null]);
+  });
+});
