@@ -179,6 +179,9 @@ describe('web dashboard in headless Chromium', () => {
     await expect(card.locator('pre').textContent()).resolves.toContain('newsletter');
     await expect(card.locator('[data-countdown]').textContent()).resolves.toMatch(/left|no expiry/);
     await chat.locator('article.run[data-status="waiting_for_approval"]').waitFor();
+    // While the run waits, the composer says why it cannot send (the API would refuse: 409).
+    await expect(chat.getByRole('button', { name: 'Send' }).isDisabled()).resolves.toBe(true);
+    await expect(chat.locator('[data-composer-wait]').textContent()).resolves.toMatch(/waits for an approval/);
 
     // Deleting the session now is refused, with the API's reason in words.
     const list = await browser.ctx.newPage();
@@ -200,6 +203,7 @@ describe('web dashboard in headless Chromium', () => {
     await card.getByRole('button', { name: 'Approve' }).click();
     await chat.locator('article.run[data-status="completed"]').waitFor();
     await chat.locator('.bubble.assistant', { hasText: 'Sent to' }).waitFor();
+    await expect(chat.getByRole('button', { name: 'Send' }).isEnabled()).resolves.toBe(true);
     await consolePage.locator('tr[data-resolved]', { hasText: 'approved' }).waitFor();
 
     await send(chat, 'send goodbye to the newsletter');
@@ -223,9 +227,14 @@ describe('web dashboard in headless Chromium', () => {
     const page = await browser.page();
     const sessionId = await newSession(page);
     await send(page, 'write the artifact body to out/report.md');
-    await page.locator('.bubble.assistant', { hasText: 'Wrote' }).waitFor();
+    // The answer streams in (a bubble with the text) before the run ends; the next message is only
+    // accepted once it has (one active run per session), so wait for the run, not the text.
+    const runs = page.locator('article.run');
+    await runs.nth(0).and(page.locator('[data-status="completed"]')).waitFor();
+    await expect(runs.nth(0).locator('.bubble.assistant').textContent()).resolves.toContain('Wrote');
     await send(page, 'export out/report.md');
-    await page.locator('.bubble.assistant', { hasText: 'Exported' }).waitFor();
+    await runs.nth(1).and(page.locator('[data-status="completed"]')).waitFor();
+    await expect(runs.nth(1).locator('.bubble.assistant').textContent()).resolves.toContain('Exported');
     const runId = (await call(h.base, 'GET', `/v1/sessions/${sessionId}`)).body.last_run_id as string;
     const sha = createHash('sha256').update('the artifact body').digest('hex');
     await page.goto(`${h.base}/runs/${runId}`);

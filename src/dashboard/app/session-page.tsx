@@ -241,12 +241,17 @@ export function SessionPage(props: { id: string }) {
 
   const { runs, sessionEvents } = useMemo(() => groupRuns(events), [events]);
   const last = runs.at(-1);
+  // A session has one active run at a time (the API answers 409 otherwise): while the last run
+  // works or waits for an approval, the composer says so instead of offering a send that fails.
+  // A run waiting for the user takes the next message as its answer.
+  const working = last !== undefined && !TERMINAL_STATUS.has(last.status) && last.status !== 'waiting_for_user';
   useEffect(() => {
     bottom.current?.scrollIntoView({ block: 'end' });
   }, [events.length, Object.values(deltas).join('').length]);
 
   const send = async (ev: Event) => {
     ev.preventDefault();
+    if (working) return;
     // The same text keeps its key, so a retried submission can never start a second run.
     if (!draft.current || draft.current.text !== text) draft.current = { key: newKey(), text };
     const sent = text;
@@ -321,10 +326,17 @@ export function SessionPage(props: { id: string }) {
             }}
           />
         </label>
-        <button type="submit" disabled={sending}>
+        <button type="submit" disabled={sending || working} aria-describedby={working ? 'composer-wait' : undefined}>
           {sending ? 'Sending…' : 'Send'}
         </button>
       </form>
+      {working ? (
+        <p id="composer-wait" class="muted" data-composer-wait>
+          {last?.status === 'waiting_for_approval'
+            ? 'The last run waits for an approval in the console; answer it or cancel the run to send another message.'
+            : 'The agent is still working on the last message; wait for it to finish or cancel the run.'}
+        </p>
+      ) : null}
       <ErrorText error={sendError} />
     </section>
   );
