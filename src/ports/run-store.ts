@@ -47,4 +47,9 @@ export interface TransientPublisher {
     kind: 'text_delta' | 'reasoning_delta';
     text: string;
   }): Promise<void>;
+  /**
+   * The run's streamed text is about to be committed whole (its final answer): what has not been
+   * sent yet need not be (clients replace the deltas with the committed message).
+   */
+  supersede(sessionId: string, runId: string): void;
 }

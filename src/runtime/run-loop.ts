@@ -513,10 +513,13 @@ export class RunLoop {
                   signal,
                 }),
               ),
-              (d) =>
-                deps.transient
+              // Not awaited: the stream never waits for a preview's NOTIFY (the publisher keeps a
+              // run's deltas in order and joins those that arrive while one is being sent).
+              (d) => {
+                void deps.transient
                   .publish({ sessionId: claim.sessionId, runId: claim.runId, kind: d.type, text: d.text })
-                  .catch(() => undefined),
+                  .catch(() => undefined);
+              },
             ),
           );
         } catch (e) {
@@ -651,6 +654,8 @@ export class RunLoop {
           leading,
         };
       }
+      // The answer is committed whole with the terminal write next: previews not sent yet are moot.
+      deps.transient.supersede(claim.sessionId, claim.runId);
       return { kind: 'completed', text: turn.text, leading };
     }
   }

@@ -91,20 +91,45 @@ describe('PgTransientPublisher', () => {
     const publisher = new PgTransientPublisher(db);
     const sessionId = randomUUID();
     const runId = randomUUID();
-    // A first delta, then a burst that coalesces to well over one chunk, then one long delta of a
-    // single repeated character: its chunks are identical payloads, which one transaction would deliver once.
-    const parts = [
-      'start ',
-      ...Array.from({ length: 40 }, (_, i) => `${String(i).padStart(3, '0')}`.repeat(50)),
-      'x'.repeat(4000),
-    ];
+    // A burst that coalesces to well over one chunk, then, on its own, one long delta of a single
+    // repeated character: its chunks are identical payloads, which one transaction would deliver once.
+    const parts = ['start ', ...Array.from({ length: 40 }, (_, i) => `${String(i).padStart(3, '0')}`.repeat(50))];
     await Promise.all(parts.map((t) => publisher.publish({ sessionId, runId, kind: 'text_delta', text: t })));
+    parts.push('x'.repeat(4000));
+    await publisher.publish({ sessionId, runId, kind: 'text_delta', text: parts.at(-1)! });
     const expected = parts.join('');
     const frames = await framesOf(runId, expected.length);
     expect(frames.map((f) => f.t).join('')).toBe(expected);
     expect(frames.every((f) => f.t.length <= 1500)).toBe(true);
     expect(frames.length).toBeLessThan(parts.length);
     expect(frames.filter((f) => f.t === 'x'.repeat(1500)).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('sends nothing of a burst superseded in the same turn of the event loop, and only what was in flight of a later one', async () => {
+    const publisher = new PgTransientPublisher(db);
+    const sessionId = randomUUID();
+    const [quick, slow, control] = [randomUUID(), randomUUID(), randomUUID()];
+    // A whole answer streamed faster than one send (the fake model at 0 ms): superseded before its
+    // first send leaves, it costs no NOTIFY at all, and every publisher is resolved.
+    const burst = ['The ', 'result ', 'is ', '391.'].map((t) =>
+      publisher.publish({ sessionId, runId: quick, kind: 'text_delta', text: t }),
+    );
+    publisher.supersede(sessionId, quick);
+    await Promise.all(burst);
+    // A stream whose first send is in flight when its answer is known: that send completes, what
+    // queued behind it is dropped.
+    const first = publisher.publish({ sessionId, runId: slow, kind: 'text_delta', text: 'sent ' });
+    await new Promise((r) => setImmediate(r));
+    const queued = publisher.publish({ sessionId, runId: slow, kind: 'text_delta', text: 'dropped' });
+    publisher.supersede(sessionId, slow);
+    await Promise.all([first, queued]);
+    // Another run's lane is untouched, and supersede of a run with nothing pending is a no-op.
+    publisher.supersede(sessionId, randomUUID());
+    await publisher.publish({ sessionId, runId: control, kind: 'text_delta', text: 'kept' });
+    await framesOf(control, 4);
+    expect(heard.filter((f) => f.r === quick)).toEqual([]);
+    expect(heard.filter((f) => f.r === slow).map((f) => f.t)).toEqual(['sent ']);
+    expect(heard.filter((f) => f.r === control).map((f) => f.t)).toEqual(['kept']);
   });
 
   it('rejects every publish of a failed send (for the caller to ignore), and a later publish is sent afresh', async () => {

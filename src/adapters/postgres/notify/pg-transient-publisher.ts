@@ -26,12 +26,17 @@ interface Lane {
 /**
  * Publishes text/reasoning deltas through NOTIFY: live only, never stored, no SSE id.
  *
- * Per run, one send is in flight at a time. The first delta goes out at once; deltas that arrive
- * while a send is in flight are queued, consecutive ones of the same kind concatenated (clients
- * concatenate deltas anyway), and all of them go out in one statement when it finishes. A fast
- * stream (the fake model, a local server bursting chunks) then costs a few round trips per turn
- * instead of one per delta, with no timer. Serialising a run's sends also keeps its frames in
- * order, which concurrent sends over pooled connections did not promise.
+ * Per run, one send is in flight at a time. The first delta goes out once the current turn of the
+ * event loop is over (`setImmediate`: the deltas of one burst join it, with no timer and no added
+ * latency worth the name); deltas that arrive while a send is in flight are queued, consecutive
+ * ones of the same kind concatenated (clients concatenate deltas anyway), and all of them go out in
+ * one statement when it finishes. A fast stream (the fake model, a local server bursting chunks)
+ * then costs a few round trips per turn instead of one per delta. Serialising a run's sends also
+ * keeps its frames in order, which concurrent sends over pooled connections did not promise.
+ *
+ * `supersede` drops what a run has not sent yet when the text it previews is about to be committed
+ * (a final answer: `assistant.message.completed` carries it whole, and clients replace the deltas
+ * with it), so a turn whose answer arrives faster than its previews could be sent sends none.
  */
 export class PgTransientPublisher implements TransientPublisher {
   private readonly lanes = new Map<string, Lane>();
@@ -61,8 +66,21 @@ export class PgTransientPublisher implements TransientPublisher {
         queue: [{ kind: frame.kind, text: frame.text, waiters: [waiter] }],
       };
       this.lanes.set(key, fresh);
-      void this.drain(key, fresh);
+      setImmediate(() => void this.drain(key, fresh));
     });
+  }
+
+  /**
+   * The run's streamed text is about to be committed whole (its final answer): deltas not sent yet
+   * are dropped, their publishers resolved (nothing failed; the committed text replaces them). A
+   * send already in flight completes.
+   */
+  supersede(sessionId: string, runId: string): void {
+    const lane = this.lanes.get(`${sessionId}\u0000${runId}`);
+    if (!lane) return;
+    const dropped = lane.queue;
+    lane.queue = [];
+    for (const p of dropped) for (const w of p.waiters) w.resolve();
   }
 
   /** Sends the lane's queue, batch after batch, until nothing arrived during the last send. */
