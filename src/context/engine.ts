@@ -162,6 +162,35 @@ export class ContextEngine {
   }
 
   /**
+   * Folds the session's latest events as someone else read them (the claim's statement: the run's
+   * session tail, exactly as `listAfter` returns events): the part after this engine's fold when
+   * they continue it, or all of them when they are the session from its first event and there is
+   * no fold yet. Otherwise (a gap) nothing, and the next build reads the log as usual.
+   */
+  noteRead(sessionId: string, events: readonly StoredEvent[]): void {
+    if (events.length === 0) return;
+    let entry = this.sessions.get(sessionId);
+    if (!entry) {
+      if (events[0].sequence !== 1) return;
+      entry = { history: new SessionHistory(), regionA: null };
+    }
+    const next = entry.history.lastSequence + 1;
+    const from = events.findIndex((e) => e.sequence === next);
+    if (from === -1) return;
+    try {
+      entry.history.apply(from === 0 ? events : events.slice(from));
+    } catch {
+      // The same events read back would fail the same way: let the next build meet it there.
+      this.sessions.delete(sessionId);
+      return;
+    }
+    if (!this.sessions.has(sessionId)) {
+      this.sessions.set(sessionId, entry);
+      while (this.sessions.size > this.maxSessions) this.sessions.delete(this.sessions.keys().next().value as string);
+    }
+  }
+
+  /**
    * The folded history of a session, reading only what was appended since the last call, and
    * nothing when the fold already reaches `knownSequence` (see ContextBuildInputs.knownSequence).
    */

@@ -312,6 +312,11 @@ export class RunLoop {
 
     // Resume point: the latest checkpoint when it is for the current step; otherwise the log decides.
     const cp = preloaded ? preloaded.checkpoint : await deps.checkpoints.latest(claim.runId);
+    // The session's latest events, read by the claim: the first build need not read the log when
+    // they continue (or, for a new session, start) the context engine's fold.
+    const tail = preloaded?.sessionTail ?? [];
+    this.context.noteRead(claim.sessionId, tail);
+    const claimedThrough = tail.length > 0 ? tail[tail.length - 1].sequence : null;
     // From here on the loop tracks its run row and checkpoint from its own writes (lease-scope.ts).
     const lease = new LeaseScope(
       deps.store,
@@ -423,7 +428,7 @@ export class RunLoop {
             newId: () => deps.ids.uuid(),
             skills: deps.skills ? skills : undefined,
             resume: lease.checkpoint?.state.context ?? null,
-            knownSequence: lease.appendedThrough,
+            knownSequence: lease.appendedThrough ?? claimedThrough,
             // The tool results and checkpoint this build's start will commit are not in the log yet.
             pending: deferred
               ? deps.store.asPending(claim.sessionId, claim.tenantId, [...lease.queuedEvents, ...deferred.events])

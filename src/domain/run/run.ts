@@ -1,3 +1,4 @@
+import type { StoredEvent } from '../events/payloads';
 import type { McpServerGrant } from '../mcp-grants';
 import type { CheckpointState } from './checkpoint';
 import type { RunFailure } from './failure';
@@ -80,6 +81,13 @@ export interface ClaimPreload {
    * often was it made" until it proposes one itself.
    */
   readonly hasToolInvocations?: boolean;
+  /**
+   * The session's last events as of the claim's commit, oldest first and exactly as a read of the
+   * log returns them: the few the claim's statement read before its append, then the claim's own
+   * events. A context fold that they continue (or a session short enough that they start at its
+   * first event) needs no read of the log for the run's first build.
+   */
+  readonly sessionTail?: readonly StoredEvent[];
 }
 
 /** A W3C trace context reduced to its ids: 32 and 16 lowercase hex characters. */

@@ -93,3 +93,45 @@ describe('ContextEngine.noteAppended and knownSequence', () => {
     expect(source.reads).toBe(1);
   });
 });
+
+describe('ContextEngine.noteRead (the claim’s session tail)', () => {
+  it('starts the fold of a session from a tail that begins at its first event: the first build reads nothing', async () => {
+    const log = new SessionLogBuilder();
+    const source = new CountingSource(log);
+    const engine = new ContextEngine(source);
+    start(log);
+    engine.noteRead(log.sessionId, log.events);
+    const built = await engine.build(inputs(RUN, 'msg-1', { knownSequence: log.events.length }));
+    expect(source.reads).toBe(0);
+    const fresh = await new ContextEngine(new CountingSource(log)).build(inputs(RUN, 'msg-1'));
+    expect(JSON.stringify(built.request)).toBe(JSON.stringify(fresh.request));
+  });
+
+  it('folds only the part of a tail after the fold, and ignores a tail that leaves a gap or does not start the session', async () => {
+    const log = new SessionLogBuilder();
+    const source = new CountingSource(log);
+    const engine = new ContextEngine(source);
+    start(log);
+    await engine.build(inputs(RUN, 'msg-1'));
+    expect(source.reads).toBe(1);
+    // The tail overlaps the fold (its first event is already folded): the rest continues it.
+    const mine = ownWrite(log, 'Forty-two.');
+    engine.noteRead(log.sessionId, log.events.slice(1));
+    const built = await engine.build(inputs(RUN, 'msg-1', { step: 2, knownSequence: mine[0].sequence }));
+    expect(source.reads).toBe(1);
+    expect(JSON.stringify(built.request)).toContain('Forty-two.');
+
+    // A gap: the event after the fold is not in the tail.
+    ownWrite(log, 'Skipped.');
+    const later = ownWrite(log, 'After the gap.');
+    engine.noteRead(log.sessionId, later);
+    await engine.build(inputs(RUN, 'msg-1', { step: 3, knownSequence: later[0].sequence }));
+    expect(source.reads).toBe(2);
+
+    // No fold, and the tail does not begin the session: nothing is folded, the build reads.
+    const other = new ContextEngine(source);
+    other.noteRead(log.sessionId, log.events.slice(2));
+    await other.build(inputs(RUN, 'msg-1', { step: 3, knownSequence: log.events.length }));
+    expect(source.reads).toBe(3);
+  });
+});

@@ -1,6 +1,7 @@
 import type { Clock } from '../../../ports/clock';
 import type { RunQueue } from '../../../ports/run-store';
 import type { RunClaim, TraceRef } from '../../../domain/run/run';
+import type { StoredEvent } from '../../../domain/events/payloads';
 import { ConcurrencyConflict } from '../../../domain/errors';
 import type { Database, PreparedSql, Queryable } from '../database';
 import type { Row } from '../../../domain/projections';
@@ -11,6 +12,14 @@ import type { CheckpointState } from '../../../domain/run/checkpoint';
 import type { McpServerGrant } from '../../../domain/mcp-grants';
 import { UUID_PATTERN } from '../keyset-cursor';
 import { toRunRecord } from './run-row';
+import { decodeEvent, type EventRow } from '../event-codec';
+
+/**
+ * How many of the session's latest events the claim's statement returns with the run (ClaimPreload
+ * .sessionTail): a new session's whole log before its first run (created, message, queued), or what
+ * other writers added since this process's fold of the session (the next message and its run).
+ */
+export const CLAIM_TAIL_EVENTS = 8;
 
 /** A run reclaimed more often than this is failed instead of crashing workers forever. */
 export const MAX_RUN_ATTEMPTS = 5;
@@ -158,6 +167,9 @@ export class PgRunQueue implements RunQueue {
               firstSequence: Number(row.first_sequence ?? appended.events[0].sequence),
               operatorGrants: row.operator_grants,
               hasToolInvocations: row.has_tool_invocations,
+              // The statement's snapshot held through the append (its sequence gate): the tail and
+              // the claim's own events are the log up to the claim, without a gap.
+              sessionTail: sessionTailOf(row.session_tail, this.store.asRead(appended.events)),
             }
           : undefined,
       };
@@ -195,6 +207,21 @@ interface ClaimRow {
   first_sequence: string | null;
   operator_grants: McpServerGrant[];
   has_tool_invocations: boolean;
+  session_tail: (Omit<EventRow, 'created_at'> & { created_at: string })[];
+}
+
+/**
+ * The claim's session tail: the events its statement read (JSON, not driver rows, decoded as
+ * `listAfter` decodes them) and then its own. A stored event the claim cannot decode (a corrupt
+ * payload, an unknown schema version) leaves the tail out: the run's first build then reads the log
+ * and fails the run naming that event, instead of the claim failing over and over.
+ */
+function sessionTailOf(read: ClaimRow['session_tail'], own: readonly StoredEvent[]): StoredEvent[] | undefined {
+  try {
+    return [...read.map((e) => decodeEvent({ ...e, created_at: new Date(e.created_at) })), ...own];
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -227,7 +254,16 @@ function claimSql(onlyRun: boolean): string {
                (SELECT coalesce(jsonb_agg(jsonb_build_object('serverId', g.server_id, 'default', g.default_decision,
                                                              'tools', g.tools)), '[]'::jsonb)
                   FROM agent_mcp_grants g WHERE g.agent_id = r.agent_id) AS operator_grants,
-               EXISTS (SELECT 1 FROM tool_invocations ti WHERE ti.run_id = r.id) AS has_tool_invocations`;
+               EXISTS (SELECT 1 FROM tool_invocations ti WHERE ti.run_id = r.id) AS has_tool_invocations,
+               (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                         'id', e.id::text, 'session_id', e.session_id, 'run_id', e.run_id, 'sequence', e.sequence::text,
+                         'event_type', e.event_type, 'payload_schema_version', e.payload_schema_version,
+                         'payload', e.payload, 'actor_type', e.actor_type, 'actor_id', e.actor_id,
+                         'tenant_id', e.tenant_id, 'trace_id', e.trace_id, 'created_at', e.created_at)
+                         ORDER BY e.sequence), '[]'::jsonb)
+                  FROM events e, sessions s
+                 WHERE s.id = r.session_id AND e.session_id = s.id
+                   AND e.sequence > s.next_event_sequence - ${CLAIM_TAIL_EVENTS}) AS session_tail`;
 }
 
 const CLAIM_NEXT: PreparedSql = { name: 'agent_claim_next', text: claimSql(false) };
