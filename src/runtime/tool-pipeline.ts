@@ -293,8 +293,12 @@ export class ToolPipeline {
     // 8: execute with timeout; the watermark precedes a non-idempotent effect. Both are durable
     // (with whatever was queued before them) before the tool runs. A stop that arrived before the
     // start skips the tool altogether: recovery finds the call proposed or authorized (§8.4).
+    // A pure computation (no side effect, read-only: the calculator, the clock) is the exception:
+    // running it again changes nothing, so its start is queued with its result and nothing is
+    // committed before it runs; a crash meanwhile leaves it unproposed, and recovery runs it again.
     if (ctx.signal.aborted) return { kind: 'stopped' };
-    await append([ev({ type: 'tool.call.started', data: { invocationId } })]);
+    const pure = tool.spec.sideEffect === 'none' && tool.spec.idempotency === 'read_only' && ext.control === undefined;
+    await (pure ? later : append)([ev({ type: 'tool.call.started', data: { invocationId } })]);
     // A stop that arrived while a start was being written: its `abort` has already fired, so only
     // this check keeps the tool from running. Recovery retries a safe call and reviews an unsafe one.
     if (ctx.signal.aborted) return { kind: 'stopped' };

@@ -25,7 +25,7 @@ async function commits(runId: string): Promise<string[][]> {
 }
 
 describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)', () => {
-  it('commits the calculator turn in six worker transactions, with the plan §26 events in order', async () => {
+  it('commits the calculator turn in five worker transactions, with the plan §26 events in order', async () => {
     const { runId } = await t.submit('What is 17 multiplied by 23?');
     const claim = await t.platform.queue.claim('w-commits', 30_000, runId);
     expect(await t.platform.createRunLoop().execute(claim!, new AbortController().signal)).toBe('finished');
@@ -34,9 +34,17 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
       ['run.claimed', 'run.started', 'run.consent_stamped'], // the consent stamp rides with the first claim (ADR 0016)
       ['model.request.started'],
       ['model.response.completed'],
-      ['tool.call.proposed', 'tool.call.authorized', 'tool.call.started'],
-      // The step's checkpoint rides with the next model call's start (ADR 0013, session 7).
-      ['tool.call.completed', 'run.checkpointed', 'model.request.started'],
+      // The calculator is a pure computation: nothing is committed before it runs, its start is
+      // written with its result (ADR 0013, session 8), and the step's checkpoint rides with the
+      // next model call's start (session 7).
+      [
+        'tool.call.proposed',
+        'tool.call.authorized',
+        'tool.call.started',
+        'tool.call.completed',
+        'run.checkpointed',
+        'model.request.started',
+      ],
       ['model.response.completed', 'assistant.message.completed', 'run.completed'],
     ]);
     // Every persistence point still has its checkpoint: after the tool-calling response, after the
@@ -120,11 +128,12 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     const store = t.platform.store;
     const append = store.append.bind(store);
     let cancelled = false;
-    // The real store; once the tool's start has committed, a user's cancel lands before the tool
+    // The real store; once the response proposing the tool call has committed (the last write
+    // before the calculator, a pure computation, runs), a user's cancel lands before the tool's
     // result is written (as CancelRun appends it for a running run).
     const spy = jest.spyOn(store, 'append').mockImplementation(async (sid, events, options) => {
       const result = await append(sid, events, options);
-      if (!cancelled && events.some((e) => e.type === 'tool.call.started')) {
+      if (!cancelled && events.some((e) => e.type === 'model.response.completed')) {
         cancelled = true;
         await append(
           sessionId,
