@@ -10,10 +10,11 @@ import { createTestDb, type TestDb } from '../support/test-db';
 import { sessionCreated, TENANT, testClock } from '../support/fixtures';
 
 /**
- * The append statement's two encodings (append-statement.ts): batches of up to four events in the
+ * The append statement's two encodings (append-statement.ts): batches of up to eight events in the
  * narrow typed form (one VALUES row per event, only the changed columns of existing rows), larger
- * ones as JSON records. The same run lifecycles appended one event at a time, two, three and four
- * at a time, and fifteen at a time leave read models that a replay of the log reproduces exactly
+ * ones as JSON records. The same run lifecycles appended one event at a time, two, three, four,
+ * six and eight at a time, and fifteen at a time leave read models that a replay of the log
+ * reproduces exactly
  * (`rebuild --verify`), event ids that rise with the sequence, and one notification per append.
  */
 let tdb: TestDb;
@@ -48,7 +49,7 @@ describe('append encodings', () => {
     try {
       const expected = new Map<string, number[][]>();
       const queuedRuns: string[] = [];
-      for (const size of [1, 2, 3, 4, 15]) {
+      for (const size of [1, 2, 3, 4, 6, 8, 15]) {
         const sid = randomUUID();
         await store.append(sid, [sessionCreated()], { tenantId: TENANT });
         const ranges = [[1, 1]];

@@ -10,7 +10,7 @@ import type { Projection, Row } from '../../../domain/projections';
  * commit (see BatchedNotifier).
  *
  * Two encodings of the same writes (ADR 0014):
- *  - narrow and typed, for the common small batch (up to four events, a few rows): the events are
+ *  - narrow and typed, for the common small batch (up to eight events, a few rows): the events are
  *    one typed VALUES row each, every projection row is its own statement part with one typed
  *    parameter per column, and a row that already exists is a plain UPDATE of only the columns the
  *    batch changed — no JSON record to parse, no upsert arbiter, no unchanged column rewritten;
@@ -61,12 +61,14 @@ export interface AppendStatementInput {
 }
 
 /**
- * Largest batch written in the narrow encoding (events; projection rows). Four covers every batch
- * the run loop writes (a model response with its tool calls' proposal and authorization, a tool
- * result with the step's checkpoint, the answer with the run's completion, the claim's two events),
- * which in the JSON encoding cost the server ~2.5x the narrow statement's execution (ADR 0014).
+ * Largest batch written in the narrow encoding (events; projection rows). Eight covers every batch
+ * the run loop writes (a model response with its tool calls' proposal and authorization; a pure
+ * tool's proposal, authorization, start and result with the step's checkpoint and the next model
+ * call's start, six; the answer with the run's completion; the claim's three events), which in the
+ * JSON encoding cost the server ~2.5x the narrow statement's execution (ADR 0014). Each event count
+ * is its own statement shape, so the bound also bounds the prepared statements per connection.
  */
-const NARROW_MAX_EVENTS = 4;
+const NARROW_MAX_EVENTS = 8;
 const NARROW_MAX_ROWS = 6;
 
 const EVENT_COLUMNS = [
