@@ -18,6 +18,13 @@ export interface AppendOptions {
   readonly fence?: { readonly runId: string; readonly leaseEpoch: number };
   readonly checkpoint?: CheckpointWrite;
   /**
+   * Checkpoints of earlier persistence points of the batch, written in the same statement before
+   * `checkpoint`: each follows the event at index `throughEvent` of the batch (its
+   * `last_event_sequence`). A lease holder's queued checkpoint (a model response whose tool calls
+   * are pure computations is committed with their results).
+   */
+  readonly interimCheckpoints?: readonly (CheckpointWrite & { readonly throughEvent: number })[];
+  /**
    * A batch that ends a run (`run.completed`, `run.failed`, `run.cancelled`) also clears the
    * provider-opaque continuation (plan §10.6) from that run's stored checkpoints, in the same
    * transaction, so a finished run is never observable with one. `false` says the caller knows no

@@ -33,6 +33,8 @@ export interface KnownCheckpoint {
  */
 export class LeaseScope {
   private queued: NewEvent[] = [];
+  /** Checkpoints queued with `queued`, each after the queued event at `throughEvent`. */
+  private queuedCheckpoints: { checkpoint: KnownCheckpoint; throughEvent: number }[] = [];
   private chain: Promise<unknown> = Promise.resolve();
   private current: RunRecord;
   private latest: KnownCheckpoint | null;
@@ -73,9 +75,9 @@ export class LeaseScope {
     return this.current;
   }
 
-  /** The run's latest checkpoint, or null when it has none. */
+  /** The run's latest checkpoint (a queued one included: the next write commits it), or null. */
   get checkpoint(): KnownCheckpoint | null {
-    return this.latest;
+    return this.queuedCheckpoints.at(-1)?.checkpoint ?? this.latest;
   }
 
   /**
@@ -96,10 +98,16 @@ export class LeaseScope {
     return this.queued;
   }
 
-  /** Queues events to be committed, in order, ahead of the next write's own events. */
-  defer(events: readonly NewEvent[]): void {
+  /**
+   * Queues events to be committed, in order, ahead of the next write's own events; with a
+   * checkpoint, that checkpoint follows them (it is written in the same statement, before the next
+   * write's own). Only when nothing external happens before that write: its persistence point is
+   * then never observable on its own.
+   */
+  defer(events: readonly NewEvent[], checkpoint?: KnownCheckpoint): void {
     this.noteToolEvents(events);
     this.queued.push(...events);
+    if (checkpoint) this.queuedCheckpoints.push({ checkpoint, throughEvent: this.queued.length - 1 });
   }
 
   private noteToolEvents(events: readonly NewEvent[]): void {
@@ -115,6 +123,7 @@ export class LeaseScope {
   write(events: readonly NewEvent[], checkpoint?: KnownCheckpoint): Promise<AppendResult | null> {
     const batch = [...this.queued.splice(0), ...events];
     if (batch.length === 0) return Promise.resolve(null);
+    const interim = this.queuedCheckpoints.splice(0);
     this.noteToolEvents(events);
     const run = this.chain.then(() =>
       this.store.append(this.claim.sessionId, batch, {
@@ -123,6 +132,12 @@ export class LeaseScope {
         // A run-ending write clears the continuation earlier checkpoints hold (EventStore), in the
         // same transaction; this scope knows when none can.
         continuationMayBeStored: this.continuationMayExist,
+        interimCheckpoints: interim.map((q) => ({
+          runId: this.claim.runId,
+          version: q.checkpoint.version,
+          state: q.checkpoint.state as unknown as Record<string, unknown>,
+          throughEvent: q.throughEvent,
+        })),
         checkpoint: checkpoint
           ? {
               runId: this.claim.runId,
@@ -138,9 +153,9 @@ export class LeaseScope {
       this.lastSequence = result.lastSequence;
       this.onAppended?.(result.events);
       if (result.run) this.current = result.run;
-      if (checkpoint) {
-        this.latest = checkpoint;
-        if (checkpoint.state.providerContinuation !== null) this.continuationMayExist = true;
+      for (const cp of [...interim.map((q) => q.checkpoint), ...(checkpoint ? [checkpoint] : [])]) {
+        this.latest = cp;
+        if (cp.state.providerContinuation !== null) this.continuationMayExist = true;
       }
       return result;
     });

@@ -35,6 +35,7 @@ import type { SkillSource } from '../ports/skills';
 import { skillEnabled } from '../tools/skills/skill-load';
 import { agentVersionMemo, type MemoizedAgentCatalog } from './agent-memo';
 import { LeaseScope, usageAfterResponse, type KnownCheckpoint } from './lease-scope';
+import { isPureComputation } from '../domain/tools/tool-spec';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
@@ -631,8 +632,23 @@ export class RunLoop {
         };
       }
       const toolLoop = turn.toolCalls.length > 0 || turn.malformedToolCalls.length > 0;
+      // Tool calls that are all pure computations (the calculator, the clock): nothing external
+      // happens before the next model call's start, so the response and its checkpoint are
+      // committed with the calls' results and that start, in one write (ADR 0013, session 8).
+      const pureCalls =
+        toolLoop &&
+        !signal.aborted &&
+        turn.malformedToolCalls.length === 0 &&
+        turn.toolCalls.every((c) => {
+          const spec = deps.registry.get(c.name)?.spec;
+          return spec !== undefined && isPureComputation(spec);
+        });
       let leading: Outcome['leading'];
-      if (toolLoop || signal.aborted) {
+      if (pureCalls) {
+        checkpointVersion = response!.checkpoint.version;
+        lease.defer(withTraceId([response!.event]), this.withContextRef(claim, response!.checkpoint));
+        run = { ...lease.run, usage: usageAfterResponse(lease.run, response!.event.data, deps.clock.nowIso()) };
+      } else if (toolLoop || signal.aborted) {
         // Durable before any tool runs (its checkpoint holds the calls), or before a stop.
         checkpointVersion = response!.checkpoint.version;
         await this.append(claim, [response!.event], response!.checkpoint);
@@ -746,8 +762,9 @@ export class RunLoop {
       return results.find((r) => r !== null) ?? null;
     }
     for (const [i, call] of calls.entries()) {
-      // What the previous call queued is committed before this one reads the tool records.
-      await lease.flush();
+      // What the previous call queued is committed before this one reads the tool records (the
+      // first call's lookup depends on nothing queued: at most the model response is).
+      if (i > 0) await lease.flush();
       const r = await handle(call, i === calls.length - 1);
       if (r) return r;
     }

@@ -3,7 +3,7 @@ import { isToolEnabled, type AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
 import type { NewEvent, ToolResultTrust } from '../domain/events/payloads';
 import type { Principal } from '../domain/principal';
-import type { ToolResult, ToolSpec } from '../domain/tools/tool-spec';
+import { isPureComputation, type ToolResult, type ToolSpec } from '../domain/tools/tool-spec';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { RunRepository } from '../ports/run-store';
 import type { InvocationRecord, ToolRecordStore } from '../ports/tool-records';
@@ -297,8 +297,7 @@ export class ToolPipeline {
     // running it again changes nothing, so its start is queued with its result and nothing is
     // committed before it runs; a crash meanwhile leaves it unproposed, and recovery runs it again.
     if (ctx.signal.aborted) return { kind: 'stopped' };
-    const pure = tool.spec.sideEffect === 'none' && tool.spec.idempotency === 'read_only' && ext.control === undefined;
-    await (pure ? later : append)([ev({ type: 'tool.call.started', data: { invocationId } })]);
+    await (isPureComputation(tool.spec) ? later : append)([ev({ type: 'tool.call.started', data: { invocationId } })]);
     // A stop that arrived while a start was being written: its `abort` has already fired, so only
     // this check keeps the tool from running. Recovery retries a safe call and reviews an unsafe one.
     if (ctx.signal.aborted) return { kind: 'stopped' };

@@ -86,11 +86,71 @@ describe('a run-ending append', () => {
       actorType: 'worker',
       data: { checkpointVersion: 3, step: 3 + i },
     }));
-    await store.append(sessionId, [...filler, cancelled(runId)], {
+    await store.append(sessionId, [...filler, ...filler, cancelled(runId)], {
       tenantId: TENANT,
-      checkpoint: { runId, version: 3, state: { step: 3, phase: 'terminal', providerContinuation: null } },
+      interimCheckpoints: [
+        {
+          runId,
+          version: 3,
+          state: { step: 3, phase: 'model_completed', providerContinuation: continuation },
+          throughEvent: 4,
+        },
+      ],
+      checkpoint: { runId, version: 4, state: { step: 3, phase: 'terminal', providerContinuation: null } },
     });
-    expect(await continuations(runId)).toEqual([null, null, null]);
+    expect(await continuations(runId)).toEqual([null, null, null, null]);
+  });
+
+  it('writes a queued (interim) checkpoint after its own event, and without a continuation when the batch ends the run', async () => {
+    const { sessionId, runId, lastSequence } = await runWithContinuation();
+    const checkpointed = (version: number): NewEvent => ({
+      type: 'run.checkpointed',
+      runId,
+      actorType: 'worker',
+      data: { checkpointVersion: version, step: version },
+    });
+    // An interim checkpoint after the batch's first event, then the final one after its last.
+    await store.append(sessionId, [checkpointed(3), checkpointed(4)], {
+      tenantId: TENANT,
+      interimCheckpoints: [
+        {
+          runId,
+          version: 3,
+          state: { step: 3, phase: 'model_completed', providerContinuation: continuation },
+          throughEvent: 0,
+        },
+      ],
+      checkpoint: { runId, version: 4, state: { step: 4, phase: 'tools_completed', providerContinuation: null } },
+    });
+    const rows = async () =>
+      (
+        await db.query<{ version: number; seq: string; c: unknown }>(
+          `SELECT version, last_event_sequence AS seq, state->'providerContinuation' AS c FROM checkpoints WHERE run_id = $1 ORDER BY version`,
+          [runId],
+        )
+      ).rows.map((r) => [r.version, Number(r.seq), r.c]);
+    expect((await rows()).slice(2)).toEqual([
+      [3, lastSequence + 1, continuation],
+      [4, lastSequence + 2, null],
+    ]);
+    // Queued with the run's end, an interim checkpoint keeps no continuation either.
+    await store.append(sessionId, [checkpointed(5), cancelled(runId)], {
+      tenantId: TENANT,
+      continuationMayBeStored: false,
+      interimCheckpoints: [
+        {
+          runId,
+          version: 5,
+          state: { step: 5, phase: 'model_completed', providerContinuation: continuation },
+          throughEvent: 0,
+        },
+      ],
+      checkpoint: { runId, version: 6, state: { step: 5, phase: 'terminal', providerContinuation: null } },
+    });
+    expect((await rows()).slice(4)).toEqual([
+      [5, lastSequence + 3, null],
+      [6, lastSequence + 4, null],
+    ]);
   });
 
   it('clears nothing when it is refused', async () => {

@@ -25,7 +25,7 @@ async function commits(runId: string): Promise<string[][]> {
 }
 
 describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)', () => {
-  it('commits the calculator turn in five worker transactions, with the plan §26 events in order', async () => {
+  it('commits the calculator turn in four worker transactions, with the plan §26 events in order', async () => {
     const { runId } = await t.submit('What is 17 multiplied by 23?');
     const claim = await t.platform.queue.claim('w-commits', 30_000, runId);
     expect(await t.platform.createRunLoop().execute(claim!, new AbortController().signal)).toBe('finished');
@@ -33,11 +33,11 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
       ['user.message.created', 'run.queued'],
       ['run.claimed', 'run.started', 'run.consent_stamped'], // the consent stamp rides with the first claim (ADR 0016)
       ['model.request.started'],
-      ['model.response.completed'],
-      // The calculator is a pure computation: nothing is committed before it runs, its start is
-      // written with its result (ADR 0013, session 8), and the step's checkpoint rides with the
-      // next model call's start (session 7).
+      // The calculator is a pure computation: nothing is committed before it runs; the response
+      // proposing it (with its checkpoint), its start and its result are written with the step's
+      // checkpoint and the next model call's start (ADR 0013, sessions 7 and 8).
       [
+        'model.response.completed',
         'tool.call.proposed',
         'tool.call.authorized',
         'tool.call.started',
@@ -128,12 +128,12 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     const store = t.platform.store;
     const append = store.append.bind(store);
     let cancelled = false;
-    // The real store; once the response proposing the tool call has committed (the last write
-    // before the calculator, a pure computation, runs), a user's cancel lands before the tool's
-    // result is written (as CancelRun appends it for a running run).
+    // The real store; once the first model call's start has committed (the last write before the
+    // calculator, a pure computation, runs), a user's cancel lands before the tool's result is
+    // written (as CancelRun appends it for a running run).
     const spy = jest.spyOn(store, 'append').mockImplementation(async (sid, events, options) => {
       const result = await append(sid, events, options);
-      if (!cancelled && events.some((e) => e.type === 'model.response.completed')) {
+      if (!cancelled && events.some((e) => e.type === 'model.request.started')) {
         cancelled = true;
         await append(
           sessionId,
@@ -183,8 +183,14 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     const run = await t.platform.runs.get(runId, null);
     expect(run?.status).toBe('cancelled');
     const types = (await t.events(runId)).map((e) => e.type);
-    // The tool step finished and was checkpointed; the next model call never started.
-    expect(types.filter((x) => x === 'model.request.started')).toHaveLength(1);
+    // The tool step finished and was checkpointed; the next model call was never made: the pure
+    // step's one write (response, calculator, checkpoint, next start) saw the cancel, so that start
+    // is recorded as not made, and no second response follows.
+    expect(types.filter((x) => x === 'tool.call.completed')).toHaveLength(1);
+    expect(types).toContain('run.checkpointed');
+    expect(types.filter((x) => x === 'model.response.completed')).toHaveLength(1);
+    const failed = (await t.events(runId)).find((e) => e.type === 'model.request.failed');
+    expect(failed?.type === 'model.request.failed' && failed.data.message).toMatch(/not made/);
     expect(types.at(-1)).toBe('run.cancelled');
   });
 });

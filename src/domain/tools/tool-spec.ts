@@ -23,6 +23,15 @@ export interface ToolSpec {
   readonly allowParallel: boolean;
 }
 
+/**
+ * A pure computation: no side effect and read-only (the calculator, the clock). Running it again
+ * changes nothing anywhere, so nothing need be durable before it runs (ADR 0013): a crash before
+ * its result is committed leaves the call unrecorded, and recovery makes it again.
+ */
+export function isPureComputation(spec: Pick<ToolSpec, 'sideEffect' | 'idempotency'>): boolean {
+  return spec.sideEffect === 'none' && spec.idempotency === 'read_only';
+}
+
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 
 /** Outcome of a tool execution as the runtime records it. */

@@ -43,13 +43,14 @@ export interface AppendStatementInput {
   readonly events: readonly Record<string, unknown>[];
   /** Rows of the other projections the batch changed (not the session row). */
   readonly projectionWrites: readonly ProjectionWrite[];
-  readonly checkpoint: {
+  /** The batch's checkpoints, in version order (none, the final one, or interim ones and the final one). */
+  readonly checkpoints: readonly {
     runId: string;
     version: number;
     state: unknown;
     lastSequence: number;
     createdAt: string;
-  } | null;
+  }[];
   /** The run whose checkpoints' provider continuations the batch clears (it ends that run). */
   readonly clearsContinuationOf: string | null;
   readonly notifyPayload: string;
@@ -217,18 +218,26 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
     });
   }
 
-  const c = input.checkpoint;
-  if (c) {
+  const cps = input.checkpoints;
+  if (cps.length > 0) {
     const first = b.values.length + 1;
-    b.value(c.runId);
-    b.value(c.version);
-    b.value(JSON.stringify(c.state));
-    b.value(c.lastSequence);
-    b.value(c.createdAt);
-    b.part(
-      narrow ? 'k1' : 'k',
-      () =>
-        `ck AS (INSERT INTO checkpoints (run_id, version, state, last_event_sequence, created_at) SELECT $${first}::uuid, $${first + 1}::int, $${first + 2}::jsonb, $${first + 3}::bigint, $${first + 4}::timestamptz ${narrow ? 'FROM seq' : 'WHERE EXISTS (SELECT 1 FROM seq)'})`,
+    for (const c of cps) {
+      b.value(c.runId);
+      b.value(c.version);
+      b.value(JSON.stringify(c.state));
+      b.value(c.lastSequence);
+      b.value(c.createdAt);
+    }
+    const row = (i: number) => {
+      const f = first + i * 5;
+      return `$${f}::uuid, $${f + 1}::int, $${f + 2}::jsonb, $${f + 3}::bigint, $${f + 4}::timestamptz`;
+    };
+    const gate = narrow ? 'FROM seq' : 'WHERE EXISTS (SELECT 1 FROM seq)';
+    const cols = 'run_id, version, state, last_event_sequence, created_at';
+    b.part(`${narrow ? 'k' : 'kj'}${cps.length}`, () =>
+      cps.length === 1
+        ? `ck AS (INSERT INTO checkpoints (${cols}) SELECT ${row(0)} ${gate})`
+        : `ck AS (INSERT INTO checkpoints (${cols}) SELECT v.* FROM (VALUES ${cps.map((_, i) => `(${row(i)})`).join(', ')}) AS v(${cols}) ${narrow ? 'JOIN seq ON true' : gate} ORDER BY v.version)`,
     );
   }
 

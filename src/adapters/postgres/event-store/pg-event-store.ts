@@ -244,10 +244,8 @@ export class PgEventStore implements EventStore {
     )
       ? stored.find((s) => s.type === 'run.queued' || s.type === 'run.resumed' || s.type === 'run.released')!.runId
       : null;
-    const ending =
-      options.continuationMayBeStored === false
-        ? undefined
-        : stored.find((s) => s.runId !== null && RUN_ENDING_EVENTS.has(s.type));
+    const endingEvent = stored.find((s) => s.runId !== null && RUN_ENDING_EVENTS.has(s.type));
+    const ending = options.continuationMayBeStored === false ? undefined : endingEvent;
     const notifyPayload = JSON.stringify({
       s: sessionId,
       t: options.tenantId,
@@ -276,7 +274,17 @@ export class PgEventStore implements EventStore {
       previousSessionRow: sessionRow,
       projectionWrites: projectionWrites(changed, state),
       columnTypes: this.columnTypes,
-      checkpoint: options.checkpoint ? { ...options.checkpoint, lastSequence, createdAt } : null,
+      checkpoints: [
+        ...(options.interimCheckpoints ?? []).map(({ throughEvent, ...c }) => ({
+          ...c,
+          // In a batch that ends the run, no checkpoint of it may keep a provider continuation
+          // (the clearing part of the statement does not see rows the same statement inserts).
+          state: endingEvent && 'providerContinuation' in c.state ? { ...c.state, providerContinuation: null } : c.state,
+          lastSequence: last + throughEvent + 1,
+          createdAt,
+        })),
+        ...(options.checkpoint ? [{ ...options.checkpoint, lastSequence, createdAt }] : []),
+      ],
       clearsContinuationOf: ending?.runId ?? null,
       notifyPayload,
       readyRunId,
