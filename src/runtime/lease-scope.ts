@@ -34,7 +34,7 @@ export interface KnownCheckpoint {
 export class LeaseScope {
   private queued: NewEvent[] = [];
   /** Checkpoints queued with `queued`, each after the queued event at `throughEvent`. */
-  private queuedCheckpoints: { checkpoint: KnownCheckpoint; throughEvent: number }[] = [];
+  private queuedCheckpointList: { checkpoint: KnownCheckpoint; throughEvent: number }[] = [];
   private chain: Promise<unknown> = Promise.resolve();
   private current: RunRecord;
   private latest: KnownCheckpoint | null;
@@ -77,7 +77,7 @@ export class LeaseScope {
 
   /** The run's latest checkpoint (a queued one included: the next write commits it), or null. */
   get checkpoint(): KnownCheckpoint | null {
-    return this.queuedCheckpoints.at(-1)?.checkpoint ?? this.latest;
+    return this.queuedCheckpointList.at(-1)?.checkpoint ?? this.latest;
   }
 
   /**
@@ -87,6 +87,11 @@ export class LeaseScope {
    */
   get mayHaveToolInvocations(): boolean {
     return this.toolInvocationsMayExist;
+  }
+
+  /** The checkpoints queued with the queued events, in version order (the next write commits them). */
+  get queuedCheckpoints(): readonly KnownCheckpoint[] {
+    return this.queuedCheckpointList.map((q) => q.checkpoint);
   }
 
   get hasQueued(): boolean {
@@ -107,7 +112,7 @@ export class LeaseScope {
   defer(events: readonly NewEvent[], checkpoint?: KnownCheckpoint): void {
     this.noteToolEvents(events);
     this.queued.push(...events);
-    if (checkpoint) this.queuedCheckpoints.push({ checkpoint, throughEvent: this.queued.length - 1 });
+    if (checkpoint) this.queuedCheckpointList.push({ checkpoint, throughEvent: this.queued.length - 1 });
   }
 
   private noteToolEvents(events: readonly NewEvent[]): void {
@@ -123,7 +128,7 @@ export class LeaseScope {
   write(events: readonly NewEvent[], checkpoint?: KnownCheckpoint): Promise<AppendResult | null> {
     const batch = [...this.queued.splice(0), ...events];
     if (batch.length === 0) return Promise.resolve(null);
-    const interim = this.queuedCheckpoints.splice(0);
+    const interim = this.queuedCheckpointList.splice(0);
     this.noteToolEvents(events);
     const run = this.chain.then(() =>
       this.store.append(this.claim.sessionId, batch, {

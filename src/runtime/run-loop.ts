@@ -217,13 +217,21 @@ export class RunLoop {
   }
 
   private append(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint) {
-    if (checkpoint) {
-      checkpoint = this.withContextRef(claim, checkpoint);
-      const { version, state } = checkpoint;
-      const write = () => this.appendTraced(claim, events, checkpoint);
-      return this.telemetry.checkpointSave(claim.runId, { version, phase: state.phase, step: state.step }, write);
-    }
-    return this.appendTraced(claim, events);
+    // Checkpoints the lease queued are saved by this write too: each gets its `checkpoint.save`.
+    const queued = (this.leases.get(claim)?.queuedCheckpoints ?? []).map((c) => ({
+      version: c.version,
+      phase: c.state.phase,
+      step: c.state.step,
+    }));
+    return this.telemetry.checkpointsSavedBy(claim.runId, queued, () => {
+      if (checkpoint) {
+        const cp = this.withContextRef(claim, checkpoint);
+        const { version, state } = cp;
+        const write = () => this.appendTraced(claim, events, cp);
+        return this.telemetry.checkpointSave(claim.runId, { version, phase: state.phase, step: state.step }, write);
+      }
+      return this.appendTraced(claim, events);
+    });
   }
 
   /** Every checkpoint carries the latest compaction reference of the run's builds (ADR 0017). */
@@ -764,7 +772,7 @@ export class RunLoop {
     for (const [i, call] of calls.entries()) {
       // What the previous call queued is committed before this one reads the tool records (the
       // first call's lookup depends on nothing queued: at most the model response is).
-      if (i > 0) await lease.flush();
+      if (i > 0) await this.append(claim, []);
       const r = await handle(call, i === calls.length - 1);
       if (r) return r;
     }
@@ -882,7 +890,7 @@ export class RunLoop {
   private async suspend(claim: RunClaim, step: number, s: Suspension): Promise<void> {
     const lease = this.leases.get(claim)!;
     // What the pipeline queued (the proposal) is persisted before the suspension's own append.
-    await lease.flush();
+    await this.append(claim, []);
     const cp = lease.checkpoint;
     const version = (cp?.version ?? 0) + 1;
     const state: CheckpointState =

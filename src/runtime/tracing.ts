@@ -328,6 +328,42 @@ export class RunTelemetry {
     );
   }
 
+  /**
+   * `checkpoint.save` for checkpoints queued earlier that the write `fn` commits (a pure tool
+   * step's model response): siblings of the write's own spans, ending when it settles.
+   */
+  checkpointsSavedBy<T>(
+    runId: string,
+    checkpoints: readonly { version: number; phase: string; step: number }[],
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    if (checkpoints.length === 0) return fn();
+    const spans = checkpoints.map((c) =>
+      tracer().startSpan('checkpoint.save', {
+        attributes: {
+          'run.id': runId,
+          'checkpoint.version': c.version,
+          'checkpoint.phase': c.phase,
+          'run.step': c.step,
+          'checkpoint.queued': true,
+        },
+      }),
+    );
+    return fn().then(
+      (v) => {
+        for (const span of spans) span.end();
+        return v;
+      },
+      (e: unknown) => {
+        for (const span of spans) {
+          fail(span, errorTypeOf(e));
+          span.end();
+        }
+        throw e;
+      },
+    );
+  }
+
   /** `checkpoint.save` around the fenced append that writes a checkpoint. */
   checkpointSave<T>(runId: string, checkpoint: { version: number; phase: string; step: number }, fn: () => T): T {
     return inSpan(
