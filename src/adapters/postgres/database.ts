@@ -69,7 +69,7 @@ export class Database {
   async transactionFromPrepared<T, R extends QueryResultRow = QueryResultRow>(
     statement: PreparedSql,
     args: readonly string[],
-    fn: (client: PoolClient, first: { rows: R[]; rowCount: number | null }) => Promise<T>,
+    fn: (client: PoolClient, first: { rows: R[]; rowCount: number | null }) => Promise<T | Committed<T>>,
   ): Promise<T> {
     if (!PREPARED_NAME.test(statement.name)) throw new Error(`invalid prepared statement name ${statement.name}`);
     const execute = `BEGIN; EXECUTE ${statement.name}${args.length > 0 ? `(${args.join(', ')})` : ''}`;
@@ -119,10 +119,32 @@ export interface PreparedSql {
 
 const PREPARED_NAME = /^[a-z_][a-z0-9_]*$/;
 
+const COMMITTED = Symbol('committed');
+
+/** What a transaction's `fn` returns when it committed the transaction itself (see `committed`). */
+export interface Committed<T> {
+  readonly [COMMITTED]: true;
+  readonly value: T;
+}
+
+/**
+ * Wraps the result of a `transaction`/`transactionFromPrepared` function that ended the
+ * transaction itself (its last statement sent together with `COMMIT`, one round trip fewer): the
+ * transaction then sends no COMMIT of its own and returns `value`.
+ */
+export function committed<T>(value: T): Committed<T> {
+  return { [COMMITTED]: true, value };
+}
+
+function isCommitted<T>(r: T | Committed<T>): r is Committed<T> {
+  return typeof r === 'object' && r !== null && COMMITTED in r;
+}
+
 /** Finishes an open transaction: COMMIT after `fn`, or ROLLBACK (and rethrow) when it fails. */
-async function commitOrRollBack<T>(client: PoolClient, fn: () => Promise<T>): Promise<T> {
+async function commitOrRollBack<T>(client: PoolClient, fn: () => Promise<T | Committed<T>>): Promise<T> {
   try {
     const result = await fn();
+    if (isCommitted(result)) return result.value;
     await client.query('COMMIT');
     return result;
   } catch (e) {

@@ -15,6 +15,7 @@ import {
   LeaseFencedError,
   NotFoundError,
 } from '../../../domain/errors';
+import { escapeLiteral } from 'pg';
 import { pgError, type Database, type Queryable } from '../database';
 import { decodeEvent, encodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
 import { jsonbShape } from '../jsonb-shape';
@@ -122,6 +123,26 @@ export class PgEventStore implements EventStore {
     }
   }
 
+  /**
+   * Appends inside the caller's open transaction on `client` and commits it, in one round trip
+   * when it can: the statement, already prepared on this connection, is sent as
+   * `EXECUTE name(literals); COMMIT` (its values inlined with the driver's `escapeLiteral`);
+   * otherwise as usual, followed by `COMMIT`. The caller's transaction is over when this returns;
+   * when it throws, the caller rolls back (a refusal of the sequence gate found after the COMMIT
+   * leaves committed only what the caller wrote before it, which the caller must allow for).
+   */
+  async appendAndCommit(
+    client: Queryable,
+    sessionId: string,
+    events: readonly NewEvent[],
+    options: AppendOptions,
+    preread?: PrereadState,
+  ): Promise<AppendResult> {
+    if (events.length === 0) throw new InvalidEventPayloadError('append needs at least one event', { sessionId });
+    const encoded = events.map((e, i) => ({ e, ...encodeEvent(e, i) }));
+    return (await this.tryAppend(client, sessionId, encoded, options, true, preread, true, true)).result;
+  }
+
   private async tryAppend(
     q: Queryable,
     sessionId: string,
@@ -130,6 +151,7 @@ export class PgEventStore implements EventStore {
     notifyInStatement: boolean,
     preread?: PrereadState,
     useCache = true,
+    commit = false,
   ): Promise<{ result: AppendResult; notifications: Notification[] }> {
     const createdAt = this.clock.nowIso();
     const ambientTraceId = activeTraceId();
@@ -153,6 +175,7 @@ export class PgEventStore implements EventStore {
         options,
         notifyInStatement,
         createdAt,
+        commit,
       );
       const runIds = new Set<string>();
       for (const d of drafts) if (d.runId !== null) runIds.add(d.runId);
@@ -171,7 +194,7 @@ export class PgEventStore implements EventStore {
       // A refusal decided on cached rows (a fence, an expected sequence, a lost gate) may only say
       // the cache was stale: rows this process recorded late, after a newer append of the session
       // (the submit's, recorded after the claim it woke). Only a refusal on rows read now is final.
-      if (fromCache && isRefusal(e))
+      if (fromCache && isRefusal(e) && !commit)
         return this.tryAppend(q, sessionId, encoded, options, notifyInStatement, undefined, false);
       throw e;
     }
@@ -186,6 +209,7 @@ export class PgEventStore implements EventStore {
     options: AppendOptions,
     notifyInStatement: boolean,
     createdAt: string,
+    commit = false,
   ): Promise<{ result: AppendResult; notifications: Notification[]; changed: Map<Projection, Map<string, Row>> }> {
     const creating = drafts[0].type === 'session.created';
     const sessionRow = state.get(sessionProjection)?.get(sessionId);
@@ -291,15 +315,23 @@ export class PgEventStore implements EventStore {
       notifyInStatement,
     });
     let rows: { ok?: number; ids?: { id: number; sequence: number }[]; id?: string; sequence?: string }[];
+    type ResultRow = { ok?: number; ids?: { id: number; sequence: number }[]; id?: string; sequence?: string };
     try {
-      rows = (
-        await q.query<{ ok?: number; ids?: { id: number; sequence: number }[]; id?: string; sequence?: string }>({
-          // Named, so each connection plans each statement shape once (the shapes are few and fixed).
-          name: statement.name,
-          text: statement.text,
-          values: statement.values,
-        })
-      ).rows;
+      const inline = commit ? executeAndCommit(q, statement) : null;
+      if (inline !== null) {
+        const results = (await q.query(inline)) as unknown as { rows: ResultRow[] }[];
+        rows = results[0].rows;
+      } else {
+        rows = (
+          await q.query<ResultRow>({
+            // Named, so each connection plans each statement shape once (the shapes are few and fixed).
+            name: statement.name,
+            text: statement.text,
+            values: statement.values,
+          })
+        ).rows;
+        if (commit) await q.query('COMMIT');
+      }
     } catch (err) {
       throw await this.translate(err, sessionId, options);
     }
@@ -583,4 +615,25 @@ function isRefusal(e: unknown): boolean {
     e instanceof ConflictError ||
     e instanceof NotFoundError
   );
+}
+
+/**
+ * `EXECUTE name(literals); COMMIT` for `statement` on connection `q`, or null when that cannot be
+ * sent: the statement is not prepared on this connection yet (the driver prepares it on first use),
+ * or a value is not a plain string, number, boolean or null. Every value goes as a quoted literal
+ * (the driver's `escapeLiteral`), which the server coerces to the parameter's type exactly as it
+ * would the same text sent as a parameter.
+ */
+function executeAndCommit(q: Queryable, statement: { name: string; values: readonly unknown[] }): string | null {
+  const prepared = (q as { connection?: { parsedStatements?: Record<string, unknown> } }).connection?.parsedStatements;
+  if (!prepared || prepared[statement.name] === undefined) return null;
+  const literals: string[] = [];
+  for (const v of statement.values) {
+    if (v === null || v === undefined) literals.push('NULL');
+    else if (typeof v === 'string') literals.push(escapeLiteral(v));
+    else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' || typeof v === 'bigint')
+      literals.push(`'${String(v)}'`);
+    else return null;
+  }
+  return `EXECUTE ${statement.name}(${literals.join(', ')}); COMMIT`;
 }

@@ -3,7 +3,7 @@ import type { RunQueue } from '../../../ports/run-store';
 import type { RunClaim, TraceRef } from '../../../domain/run/run';
 import type { StoredEvent } from '../../../domain/events/payloads';
 import { ConcurrencyConflict } from '../../../domain/errors';
-import type { Database, PreparedSql, Queryable } from '../database';
+import { committed, type Database, type PreparedSql, type Queryable } from '../database';
 import type { Row } from '../../../domain/projections';
 import { GENERATION_SQL, type PgEventStore, type PrereadState } from '../event-store/pg-event-store';
 import { consentStampOf } from '../../trajectory/consent-stamp';
@@ -121,7 +121,15 @@ export class PgRunQueue implements RunQueue {
           : null;
       // The run's trace root: the first traced attempt's, kept by every later one (ADR 0015).
       const trace = (row.attempts > 0 ? await storedTraceRoot(client, row.id) : null) ?? proposedTrace;
-      const appended = await this.store.appendWith(
+      // A queued run's claim ends with its append and COMMIT in one round trip. Were the append's
+      // sequence gate found lost after that COMMIT, what committed alone is the lease time, which a
+      // queued run's claim ignores: the run is claimed afresh. A recovery claim (a running run whose
+      // lease expired) commits separately, so a lost gate leaves its expired lease as it was.
+      const commitsItself = row.status === 'queued';
+      const appendClaim = commitsItself
+        ? this.store.appendAndCommit.bind(this.store)
+        : this.store.appendWith.bind(this.store);
+      const appended = await appendClaim(
         client,
         row.session_id,
         [
@@ -151,7 +159,7 @@ export class PgRunQueue implements RunQueue {
       let runRow: Row | undefined = row.run_row;
       for (const ev of appended.events)
         if (runProjection.keyOf(ev) === row.id) runRow = runProjection.evolve(runRow, ev) ?? runRow;
-      return {
+      const claim: RunClaim = {
         runId: row.id,
         sessionId: row.session_id,
         tenantId: row.tenant_id,
@@ -173,6 +181,7 @@ export class PgRunQueue implements RunQueue {
             }
           : undefined,
       };
+      return commitsItself ? committed(claim) : claim;
     });
   }
 
