@@ -1,7 +1,16 @@
 import { Client } from 'pg';
 
 /** What kind of round trip a statement is, for the per-turn cost table. */
-export type QueryKind = 'append' | 'read' | 'write' | 'begin' | 'commit' | 'rollback' | 'notify' | 'other';
+export type QueryKind =
+  | 'append'
+  | 'append_commit'
+  | 'read'
+  | 'write'
+  | 'begin'
+  | 'commit'
+  | 'rollback'
+  | 'notify'
+  | 'other';
 
 export interface QueryRecord {
   readonly kind: QueryKind;
@@ -30,6 +39,8 @@ const IN_TX = Symbol('benchInTransaction');
 function classify(text: string): QueryKind {
   const t = text.trimStart().slice(0, 32).toUpperCase();
   if (t.startsWith('WITH SEQ AS')) return 'append';
+  // An append sent with its transaction's COMMIT as one message (the claim; PgEventStore.appendAndCommit).
+  if (t.startsWith('EXECUTE AGENT_APPEND_')) return 'append_commit';
   if (t.startsWith('BEGIN')) return 'begin';
   if (t.startsWith('COMMIT')) return 'commit';
   if (t.startsWith('ROLLBACK')) return 'rollback';
@@ -74,7 +85,7 @@ export class QueryCounter {
         startMs: performance.now() - t0,
         durationMs: NaN,
       };
-      if (kind === 'commit' || kind === 'rollback') this[IN_TX] = false;
+      if (kind === 'commit' || kind === 'rollback' || kind === 'append_commit') this[IN_TX] = false;
       records.push(rec);
       const done = () => (rec.durationMs = performance.now() - t0 - rec.startMs);
       // The pool calls `query(text, values, callback)`; direct callers get a promise.
@@ -111,8 +122,8 @@ export class QueryCounter {
     const autocommitWrites = rs.filter((r) => !r.inTransaction && (r.kind === 'append' || r.kind === 'write')).length;
     return {
       roundTrips: rs.length,
-      commits: autocommitWrites + rs.filter((r) => r.kind === 'commit').length,
-      appends: rs.filter((r) => r.kind === 'append').length,
+      commits: autocommitWrites + rs.filter((r) => r.kind === 'commit' || r.kind === 'append_commit').length,
+      appends: rs.filter((r) => r.kind === 'append' || r.kind === 'append_commit').length,
       reads: rs.filter((r) => !r.inTransaction && r.kind === 'read').length,
       notifies: rs.filter((r) => r.kind === 'notify').length,
     };
