@@ -77,4 +77,46 @@ describe('npm start on a machine with no DATABASE_URL', () => {
       child.kill('SIGKILL');
     }
   }, 180_000);
+
+  it('stops cleanly on a SIGTERM that arrives while it is still starting (the API up, the worker not yet)', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-core-start-'));
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      AGENT_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    };
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js'), 'start'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      // The supervisor announces itself once its database is up, then starts the API and waits for
+      // the execution service before the worker: the signal lands in that window.
+      await waitFor(
+        'the supervisor to start its children',
+        () => Promise.resolve(out.includes('agent-core starting')),
+        150_000,
+        20,
+      );
+      const pm = postmasterPid(dataDir);
+      expect(pm).not.toBeNull();
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(out).toContain('agent-core stopped');
+      await waitFor('postmaster to exit', async () => !alive(pm!), 20_000);
+    } finally {
+      child.kill('SIGKILL');
+      // Children orphaned by a supervisor that died would keep these pipes (and the test) open.
+      child.stdout.destroy();
+      child.stderr.destroy();
+    }
+  }, 180_000);
 });

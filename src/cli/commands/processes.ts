@@ -23,6 +23,9 @@ function untilSignal(): Promise<NodeJS.Signals> {
 }
 
 async function runApi(): Promise<void> {
+  // Listening from the start: a SIGTERM that arrives while the process is still starting stops it
+  // cleanly once started, instead of killing it mid-start (the default action).
+  const signalled = untilSignal();
   loadDotEnv();
   const settings = loadSettings();
   const platform = await createPlatform(settings, { service: 'api' });
@@ -30,13 +33,14 @@ async function runApi(): Promise<void> {
   await app.listen(settings.port, settings.host);
   platform.log.info('api listening', { url: `http://${settings.host}:${settings.port}`, dataDir: settings.dataDir });
   process.stderr.write(`agent-core API listening on http://${settings.host}:${settings.port}\n`);
-  await untilSignal();
+  await signalled;
   await app.close();
   await platform.close();
   process.exit(EXIT.ok);
 }
 
 async function runWorker(): Promise<void> {
+  const signalled = untilSignal(); // from the start, as in runApi
   loadDotEnv();
   const settings = loadSettings();
   const metricsPort = workerMetricsPort(process.env); // refused before anything starts when malformed
@@ -51,7 +55,7 @@ async function runWorker(): Promise<void> {
   process.stderr.write(
     `agent-core worker ${worker.settings.workerId} running (concurrency ${worker.settings.concurrency})\n`,
   );
-  await untilSignal();
+  await signalled;
   await worker.stop();
   await metricsServer?.close();
   await platform.close();
@@ -64,6 +68,10 @@ async function runWorker(): Promise<void> {
  * the children, then the embedded PostgreSQL.
  */
 async function runStart(): Promise<void> {
+  // Listening before anything starts: the API can answer /health/ready while the supervisor still
+  // waits for the execution service, and a SIGTERM then must stop the children and the embedded
+  // PostgreSQL, not kill the supervisor with the default action and orphan them.
+  const signalled = untilSignal();
   loadDotEnv();
   const settings = loadSettings();
   const log = serviceLogger(settings, 'supervisor');
@@ -119,9 +127,11 @@ async function runStart(): Promise<void> {
   // API; the worker starts once it listens (or after 60 s), so it finds it on its socket; docs/sandbox.md.
   const sandboxd = startSandboxService(settings, entry, log, () => stopping);
   launch('api');
-  await sandboxd?.ready;
-  launch('worker');
-  await untilSignal();
+  const first = await Promise.race([(sandboxd?.ready ?? Promise.resolve()).then(() => 'ready' as const), signalled]);
+  if (first === 'ready') {
+    launch('worker');
+    await signalled;
+  }
   await shutdown();
 }
 
