@@ -303,7 +303,8 @@ export class PgEventStore implements EventStore {
           ...c,
           // In a batch that ends the run, no checkpoint of it may keep a provider continuation
           // (the clearing part of the statement does not see rows the same statement inserts).
-          state: endingEvent && 'providerContinuation' in c.state ? { ...c.state, providerContinuation: null } : c.state,
+          state:
+            endingEvent && 'providerContinuation' in c.state ? { ...c.state, providerContinuation: null } : c.state,
           lastSequence: last + throughEvent + 1,
           createdAt,
         })),

@@ -52,13 +52,14 @@ export class PgRunQueue implements RunQueue {
   }
 
   /**
-   * One transaction of two or three round trips: `BEGIN` and one prepared statement, sent together, that
-   * locks the next runnable run, sets its lease and returns everything the claim and the lease's
+   * One transaction of two or three round trips: `BEGIN` and one prepared statement, sent
+   * together, that locks the next runnable run, sets its lease and returns everything the claim and the lease's
    * start need — the run and session rows the `run.claimed` append folds (so the append reads
    * nothing), the read-model generation, the principal's trajectory consent (first start only), the
    * run's latest checkpoint, the sequence of its first event, whether it has tool invocations, and
    * its agent's operator MCP grants, and the session's last events;
-   * then the append and COMMIT (one message for a queued run, `PgEventStore.appendAndCommit`). The lease column is operational: the append never writes it.
+   * then the append and COMMIT (one message for a queued run, `PgEventStore.appendAndCommit`). The
+   * lease column is operational: the append never writes it.
    * What the statement read of the run and session is exact at the commit: the append's
    * session-sequence gate refuses the claim if the session moved since (a zombie lease holder's last
    * write), and checkpoints are only written by appends. The grants are as of the statement, which
