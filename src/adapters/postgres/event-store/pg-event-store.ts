@@ -622,8 +622,8 @@ function isRefusal(e: unknown): boolean {
  * `EXECUTE name(literals); COMMIT` for `statement` on connection `q`, or null when that cannot be
  * sent: the statement is not prepared on this connection yet (the driver prepares it on first use
  * and records it in `connection.parsedStatements`; a driver without that record always takes the
- * ordinary path), or a value is not a plain string, number, boolean or null. Every value goes as a quoted literal
- * (the driver's `escapeLiteral`), which the server coerces to the parameter's type exactly as it
+ * ordinary path), or a value is not a plain string, number, boolean or null. Every value goes as a
+ * quoted literal (the driver's `escapeLiteral`), which the server coerces to the parameter's type exactly as it
  * would the same text sent as a parameter.
  */
 function executeAndCommit(q: Queryable, statement: { name: string; values: readonly unknown[] }): string | null {

@@ -53,8 +53,8 @@ export class PgRunQueue implements RunQueue {
 
   /**
    * One transaction of two or three round trips: `BEGIN` and one prepared statement, sent
-   * together, that locks the next runnable run, sets its lease and returns everything the claim and the lease's
-   * start need — the run and session rows the `run.claimed` append folds (so the append reads
+   * together, that locks the next runnable run, sets its lease and returns everything the claim
+   * and the lease's start need — the run and session rows the `run.claimed` append folds (so the append reads
    * nothing), the read-model generation, the principal's trajectory consent (first start only), the
    * run's latest checkpoint, the sequence of its first event, whether it has tool invocations, and
    * its agent's operator MCP grants, and the session's last events;
