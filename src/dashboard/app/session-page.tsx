@@ -63,7 +63,15 @@ export function useEventLog(url: string | null) {
         pendingDeltas[d.run_id] = (pendingDeltas[d.run_id] ?? '') + d.text;
         schedule();
       },
-      onState: (state, detail) => setConn({ state, detail }),
+      onState: (state, detail) => {
+        // A stream that ended has delivered everything: render what is still batched for the next
+        // frame first, so "stream ended" never shows above a timeline that is not complete yet.
+        if (state === 'ended' && raf) {
+          cancelAnimationFrame(raf);
+          flush();
+        }
+        setConn({ state, detail });
+      },
     });
     return () => {
       stream.close();
