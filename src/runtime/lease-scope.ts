@@ -165,11 +165,6 @@ export class LeaseScope {
       return result;
     });
   }
-
-  /** Commits whatever is queued (no round trip when nothing is). */
-  async flush(): Promise<void> {
-    await this.write([]);
-  }
 }
 
 /**

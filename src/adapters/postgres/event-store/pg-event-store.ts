@@ -87,9 +87,8 @@ export class PgEventStore implements EventStore {
     options: AppendOptions,
     preread?: PrereadState,
   ): Promise<AppendResult> {
-    if (events.length === 0) throw new InvalidEventPayloadError('append needs at least one event', { sessionId });
-    const encoded = events.map((e, i) => ({ e, ...encodeEvent(e, i) }));
-    if (q !== this.db) return (await this.tryAppend(q, sessionId, encoded, options, true, preread)).result;
+    const encoded = encodeBatch(sessionId, events);
+    if (q !== this.db) return (await this.tryAppend(q, sessionId, encoded, options, true, { preread })).result;
     // Alone in this process: the NOTIFY rides in the statement (one round trip, nothing after the
     // commit). With appends overlapping, it goes after the commit through the BatchedNotifier, so
     // the committers keep sharing WAL flushes (see BatchedNotifier and ADR 0014).
@@ -138,9 +137,8 @@ export class PgEventStore implements EventStore {
     options: AppendOptions,
     preread?: PrereadState,
   ): Promise<AppendResult> {
-    if (events.length === 0) throw new InvalidEventPayloadError('append needs at least one event', { sessionId });
-    const encoded = events.map((e, i) => ({ e, ...encodeEvent(e, i) }));
-    return (await this.tryAppend(client, sessionId, encoded, options, true, preread, true, true)).result;
+    const encoded = encodeBatch(sessionId, events);
+    return (await this.tryAppend(client, sessionId, encoded, options, true, { preread, commit: true })).result;
   }
 
   private async tryAppend(
@@ -149,10 +147,16 @@ export class PgEventStore implements EventStore {
     encoded: { e: NewEvent; type: StoredEvent['type']; version: number }[],
     options: AppendOptions,
     notifyInStatement: boolean,
-    preread?: PrereadState,
-    useCache = true,
-    commit = false,
+    how: {
+      /** Rows the caller read in its transaction (the claim), folded instead of reading them. */
+      readonly preread?: PrereadState;
+      /** False: read the rows afresh even on the pool (a retry after a refusal on cached rows). */
+      readonly useCache?: boolean;
+      /** Commit the caller's transaction with the statement (`appendAndCommit`). */
+      readonly commit?: boolean;
+    } = {},
   ): Promise<{ result: AppendResult; notifications: Notification[] }> {
+    const { preread, useCache = true, commit = false } = how;
     const createdAt = this.clock.nowIso();
     const ambientTraceId = activeTraceId();
     const drafts = encoded.map(({ e, type, version }) =>
@@ -194,8 +198,8 @@ export class PgEventStore implements EventStore {
       // A refusal decided on cached rows (a fence, an expected sequence, a lost gate) may only say
       // the cache was stale: rows this process recorded late, after a newer append of the session
       // (the submit's, recorded after the claim it woke). Only a refusal on rows read now is final.
-      if (fromCache && isRefusal(e) && !commit)
-        return this.tryAppend(q, sessionId, encoded, options, notifyInStatement, undefined, false);
+      if (fromCache && isRefusal(e))
+        return this.tryAppend(q, sessionId, encoded, options, notifyInStatement, { useCache: false });
       throw e;
     }
   }
@@ -616,6 +620,12 @@ function isRefusal(e: unknown): boolean {
     e instanceof ConflictError ||
     e instanceof NotFoundError
   );
+}
+
+/** The batch checked and encoded for an append: refused whole, before anything is sent. */
+function encodeBatch(sessionId: string, events: readonly NewEvent[]) {
+  if (events.length === 0) throw new InvalidEventPayloadError('append needs at least one event', { sessionId });
+  return events.map((e, i) => ({ e, ...encodeEvent(e, i) }));
 }
 
 /**
