@@ -32,19 +32,25 @@ function postmasterPid(dataDir: string): number | null {
   return fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]) : null;
 }
 
+/** A fresh data directory, a free port, and an environment with no DATABASE_URL or provider key. */
+async function freshMachine(): Promise<{ dataDir: string; port: number; env: NodeJS.ProcessEnv }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-core-start-'));
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    PORT: String(port),
+    AGENT_DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+  };
+  return { dataDir, port, env };
+}
+
 describe('npm start on a machine with no DATABASE_URL', () => {
   beforeAll(() => ensureBuilt());
 
   it('serves /health/ready from an embedded PostgreSQL and stops everything on SIGTERM', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-core-start-'));
-    const port = await freePort();
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PORT: String(port),
-      AGENT_DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-    };
+    const { dataDir, port, env } = await freshMachine();
     // `npm start` runs the build first (prestart); `exec` in the script makes SIGTERM reach node.
     const child = spawn('npm', ['start', '--silent'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -79,15 +85,7 @@ describe('npm start on a machine with no DATABASE_URL', () => {
   }, 180_000);
 
   it('stops cleanly on a SIGTERM that arrives while it is still starting (the API up, the worker not yet)', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-core-start-'));
-    const port = await freePort();
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      PORT: String(port),
-      AGENT_DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-    };
+    const { dataDir, env } = await freshMachine();
     const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js'), 'start'], {
       cwd: ROOT,
       env,

@@ -32,22 +32,23 @@ const continuation = {
   items: [{ type: 'provider_reasoning', provider: 'anthropic', text: 'thinking…', signature: 'sig' }],
 };
 
+const checkpointed = (runId: string, version: number, step = version): NewEvent => ({
+  type: 'run.checkpointed',
+  runId,
+  actorType: 'worker',
+  data: { checkpointVersion: version, step },
+});
+
 /** A session with one run that wrote a checkpoint holding a continuation, and one without. */
 async function runWithContinuation(): Promise<{ sessionId: string; runId: string; lastSequence: number }> {
   const sessionId = randomUUID();
   const runId = randomUUID();
   await store.append(sessionId, [sessionCreated(), runQueued(runId)], { tenantId: TENANT });
-  const checkpointed = (version: number): NewEvent => ({
-    type: 'run.checkpointed',
-    runId,
-    actorType: 'worker',
-    data: { checkpointVersion: version, step: version },
-  });
-  await store.append(sessionId, [checkpointed(1)], {
+  await store.append(sessionId, [checkpointed(runId, 1)], {
     tenantId: TENANT,
     checkpoint: { runId, version: 1, state: { step: 1, phase: 'model_completed', providerContinuation: continuation } },
   });
-  const r = await store.append(sessionId, [checkpointed(2)], {
+  const r = await store.append(sessionId, [checkpointed(runId, 2)], {
     tenantId: TENANT,
     checkpoint: { runId, version: 2, state: { step: 2, phase: 'tools_completed', providerContinuation: null } },
   });
@@ -80,12 +81,7 @@ describe('a run-ending append', () => {
 
   it('clears them with the terminal checkpoint it writes, and in a batch too large for the narrow statement', async () => {
     const { sessionId, runId } = await runWithContinuation();
-    const filler: NewEvent[] = Array.from({ length: 5 }, (_, i) => ({
-      type: 'run.checkpointed',
-      runId,
-      actorType: 'worker',
-      data: { checkpointVersion: 3, step: 3 + i },
-    }));
+    const filler = Array.from({ length: 5 }, (_, i) => checkpointed(runId, 3, 3 + i));
     await store.append(sessionId, [...filler, ...filler, cancelled(runId)], {
       tenantId: TENANT,
       interimCheckpoints: [
@@ -103,14 +99,8 @@ describe('a run-ending append', () => {
 
   it('writes a queued (interim) checkpoint after its own event, and without a continuation when the batch ends the run', async () => {
     const { sessionId, runId, lastSequence } = await runWithContinuation();
-    const checkpointed = (version: number): NewEvent => ({
-      type: 'run.checkpointed',
-      runId,
-      actorType: 'worker',
-      data: { checkpointVersion: version, step: version },
-    });
     // An interim checkpoint after the batch's first event, then the final one after its last.
-    await store.append(sessionId, [checkpointed(3), checkpointed(4)], {
+    await store.append(sessionId, [checkpointed(runId, 3), checkpointed(runId, 4)], {
       tenantId: TENANT,
       interimCheckpoints: [
         {
@@ -134,7 +124,7 @@ describe('a run-ending append', () => {
       [4, lastSequence + 2, null],
     ]);
     // Queued with the run's end, an interim checkpoint keeps no continuation either.
-    await store.append(sessionId, [checkpointed(5), cancelled(runId)], {
+    await store.append(sessionId, [checkpointed(runId, 5), cancelled(runId)], {
       tenantId: TENANT,
       continuationMayBeStored: false,
       interimCheckpoints: [
@@ -164,11 +154,7 @@ describe('a run-ending append', () => {
   it("leaves other runs' checkpoints and non-ending appends alone, and skips the clearing when told none is stored", async () => {
     const a = await runWithContinuation();
     const b = await runWithContinuation();
-    await store.append(
-      a.sessionId,
-      [{ type: 'run.checkpointed', runId: a.runId, actorType: 'worker', data: { checkpointVersion: 3, step: 3 } }],
-      { tenantId: TENANT },
-    );
+    await store.append(a.sessionId, [checkpointed(a.runId, 3)], { tenantId: TENANT });
     expect(await continuations(a.runId)).toEqual([continuation, null]);
     await store.append(a.sessionId, [cancelled(a.runId)], { tenantId: TENANT, continuationMayBeStored: false });
     expect(await continuations(a.runId)).toEqual([continuation, null]);
