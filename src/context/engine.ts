@@ -178,16 +178,19 @@ export class ContextEngine {
     const from = events.findIndex((e) => e.sequence === next);
     if (from === -1) return;
     try {
-      entry.history.apply(from === 0 ? events : events.slice(from));
+      entry.history.apply(events.slice(from));
     } catch {
       // The same events read back would fail the same way: let the next build meet it there.
       this.sessions.delete(sessionId);
       return;
     }
-    if (!this.sessions.has(sessionId)) {
-      this.sessions.set(sessionId, entry);
-      while (this.sessions.size > this.maxSessions) this.sessions.delete(this.sessions.keys().next().value as string);
-    }
+    if (!this.sessions.has(sessionId)) this.remember(sessionId, entry);
+  }
+
+  /** Keeps `entry` as the session's fold, most recently used; the least recently used beyond the cap go. */
+  private remember(sessionId: string, entry: SessionEntry): void {
+    this.sessions.set(sessionId, entry);
+    while (this.sessions.size > this.maxSessions) this.sessions.delete(this.sessions.keys().next().value as string);
   }
 
   /**
@@ -215,8 +218,7 @@ export class ContextEngine {
         restored = true;
       }
     }
-    this.sessions.set(sessionId, entry);
-    while (this.sessions.size > this.maxSessions) this.sessions.delete(this.sessions.keys().next().value as string);
+    this.remember(sessionId, entry);
     let events: StoredEvent[];
     try {
       events = await this.source.listAfter(sessionId, entry.history.lastSequence, principal, 1_000_000);
