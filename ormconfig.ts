@@ -10,6 +10,7 @@ import { TrajectoryExport1764610000000 } from './migrations/1764610000000-Trajec
 import { LeanAppend1764630000000 } from './migrations/1764630000000-LeanAppend';
 import { McpGrants1764660000000 } from './migrations/1764660000000-McpGrants';
 import { ExportHeartbeat1764700000000 } from './migrations/1764700000000-ExportHeartbeat';
+import { HotToolInvocations1764800000000 } from './migrations/1764800000000-HotToolInvocations';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
 export const MIGRATIONS = [
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   LeanAppend1764630000000,
   McpGrants1764660000000,
   ExportHeartbeat1764700000000,
+  HotToolInvocations1764800000000,
 ];
 
 /**
