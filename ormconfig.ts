@@ -11,6 +11,7 @@ import { LeanAppend1764630000000 } from './migrations/1764630000000-LeanAppend';
 import { McpGrants1764660000000 } from './migrations/1764660000000-McpGrants';
 import { ExportHeartbeat1764700000000 } from './migrations/1764700000000-ExportHeartbeat';
 import { HotToolInvocations1764800000000 } from './migrations/1764800000000-HotToolInvocations';
+import { EventsRowGate1764800100000 } from './migrations/1764800100000-EventsRowGate';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
 export const MIGRATIONS = [
@@ -25,6 +26,7 @@ export const MIGRATIONS = [
   McpGrants1764660000000,
   ExportHeartbeat1764700000000,
   HotToolInvocations1764800000000,
+  EventsRowGate1764800100000,
 ];
 
 /**

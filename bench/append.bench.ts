@@ -102,7 +102,7 @@ export async function runAppendBench(): Promise<void> {
       ],
       [
         row('raw INSERT + COMMIT, 1 client, sequential', rawM, '1.00x', rawM.cpu),
-        row('floor: event row + sequence gate, sequential', floorM, ratio(floorM), floorM.cpu),
+        row('floor: event row (its unique index the gate)', floorM, ratio(floorM), floorM.cpu),
         row('append 1 event, 1 session, sequential', one, ratio(one), one.cpu),
         row('append 1 event, 8 sessions concurrently', eight, ratio(eight), eight.cpu),
         row('seed: 15-event appends, 8 sessions (events)', seed, '', undefined),
@@ -131,7 +131,7 @@ export async function runAppendBench(): Promise<void> {
         `rebuild ≥ 20,000 events/s — ${formatCount(rebuild.eventsPerSecond)} (${rebuild.eventsPerSecond >= 20_000 ? 'met' : 'NOT met'})`,
     );
     console.log(
-      'floor = the least a correct append can write: one prepared statement that advances the session sequence (the gate) and inserts the event row, ' +
+      'floor = the least a correct append can write: one prepared statement that inserts the event row, its unique (session, sequence) index being the gate, ' +
         'with no projection rows, no validation and no fold; what an append costs above it is the inline projections and the Node work around them.',
     );
     console.log('µs/op: CPU time per operation, of this process (Node) and of the PostgreSQL backends (server).');
@@ -141,9 +141,7 @@ export async function runAppendBench(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
-    await rawClient
-      .query('DROP TABLE IF EXISTS bench_scratch, bench_floor_events, bench_floor_sessions')
-      .catch(() => undefined);
+    await rawClient.query('DROP TABLE IF EXISTS bench_scratch, bench_floor_events').catch(() => undefined);
     await Promise.all([rawClient.end(), floorClient.end(), cpu.close()]).catch(() => undefined);
     await store.close();
     await db.close();
@@ -260,27 +258,19 @@ async function rawInsert(c: Client): Promise<() => Promise<number>> {
 }
 
 /**
- * The floor of a correct append, for comparison: one prepared statement that advances the session's
- * sequence only if it is still the expected one (the gate every append needs for gapless sequences)
- * and inserts the event row: no projection rows, no validation, no fold, no NOTIFY. It writes to
- * copies of `sessions` and `events` (same columns, defaults, indexes and fill factor), so the log the
- * rebuild verifies below holds only real appends. The event is a user message like the appends'.
+ * The floor of a correct append, for comparison: one prepared statement that inserts the event row,
+ * whose `UNIQUE (session_id, sequence)` is the gate every append needs for gapless sequences (a
+ * writer whose sequence was taken gets a unique violation): no projection rows, no read-model
+ * generation check, no validation, no fold, no NOTIFY. It writes to a copy of `events` (same
+ * columns, defaults and indexes), so the log the rebuild verifies below holds only real appends. The
+ * event is a user message like the appends'.
  */
 async function floorAppend(c: Client): Promise<() => Promise<number>> {
-  await c.query(`CREATE TABLE bench_floor_sessions (LIKE sessions INCLUDING ALL) WITH (fillfactor = 80)`);
   await c.query(`CREATE TABLE bench_floor_events (LIKE events INCLUDING ALL)`);
   const sessionId = randomUUID();
-  await c.query(
-    `INSERT INTO bench_floor_sessions (id, tenant_id, principal_id, agent_id, agent_version, status, next_event_sequence, created_at, updated_at)
-     VALUES ($1, $2, 'bench-user', 'general', 1, 'active', 1, now(), now())`,
-    [sessionId, TENANT],
-  );
   let sequence = 1;
-  const text = `WITH seq AS (
-      UPDATE bench_floor_sessions SET next_event_sequence = $2::bigint WHERE id = $1::uuid AND next_event_sequence = $2::bigint - 1 RETURNING 1)
-    INSERT INTO bench_floor_events (session_id, sequence, event_type, payload_schema_version, payload, actor_type, actor_id, tenant_id, created_at)
-    SELECT $1::uuid, $2::bigint, 'user.message.created', 1, $3::jsonb, 'user', 'bench-user', $4::text, $5::timestamptz
-     WHERE EXISTS (SELECT 1 FROM seq)
+  const text = `INSERT INTO bench_floor_events (session_id, sequence, event_type, payload_schema_version, payload, actor_type, actor_id, tenant_id, created_at)
+    VALUES ($1::uuid, $2::bigint, 'user.message.created', 1, $3::jsonb, 'user', 'bench-user', $4::text, $5::timestamptz)
     RETURNING id`;
   return async () => {
     const payload = JSON.stringify({ messageId: randomUUID(), content: [{ type: 'text', text: 'What is 7 * 7?' }] });
@@ -289,7 +279,7 @@ async function floorAppend(c: Client): Promise<() => Promise<number>> {
       text,
       values: [sessionId, sequence + 1, payload, TENANT, new Date().toISOString()],
     });
-    if (r.rowCount !== 1) throw new Error('floor append lost its sequence gate');
+    if (r.rowCount !== 1) throw new Error('floor append wrote no event row');
     sequence++;
     return 1;
   };

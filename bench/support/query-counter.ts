@@ -2,15 +2,7 @@ import { Client } from 'pg';
 
 /** What kind of round trip a statement is, for the per-turn cost table. */
 export type QueryKind =
-  | 'append'
-  | 'append_commit'
-  | 'read'
-  | 'write'
-  | 'begin'
-  | 'commit'
-  | 'rollback'
-  | 'notify'
-  | 'other';
+  'append' | 'append_commit' | 'read' | 'write' | 'begin' | 'commit' | 'rollback' | 'notify' | 'other';
 
 export interface QueryRecord {
   readonly kind: QueryKind;

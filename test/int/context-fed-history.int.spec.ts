@@ -92,7 +92,11 @@ describe('the context fold fed by the run loop', () => {
     await otherWorker.start();
     const reads = jest.spyOn(other.platform.store, 'listAfter');
     try {
-      const second = await t.submit('What is 2 plus 2?', { modelPolicy: 'fake:calculator_then_answer' }, first.sessionId);
+      const second = await t.submit(
+        'What is 2 plus 2?',
+        { modelPolicy: 'fake:calculator_then_answer' },
+        first.sessionId,
+      );
       expect(await t.waitForTerminal(second.runId)).toBe('completed');
       expect(reads.mock.calls.filter(([sid]) => sid === first.sessionId)).toHaveLength(1);
       const kept = await other.platform.context.history(first.sessionId, LOCAL_PRINCIPAL);

@@ -96,9 +96,13 @@ describe('PgEventStore', () => {
     const r = await store.append(sid, [userMessage('hello')], { tenantId: TENANT });
     expect(r.lastSequence).toBe(2);
     expect(r.events[0].id).toBeGreaterThan(0);
-    const row = (await db.query('SELECT next_event_sequence, message_count, status FROM sessions WHERE id = $1', [sid]))
-      .rows[0];
-    expect(row).toEqual({ next_event_sequence: '2', message_count: 1, status: 'active' });
+    const row = (
+      await db.query(
+        'SELECT (SELECT max(e.sequence) FROM events e WHERE e.session_id = s.id) AS last_sequence, message_count, status FROM sessions s WHERE id = $1',
+        [sid],
+      )
+    ).rows[0];
+    expect(row).toEqual({ last_sequence: '2', message_count: 1, status: 'active' });
   });
 
   it('gives 8 concurrent appenders to one session exactly the sequences 1..N with no gaps or duplicates', async () => {
@@ -114,8 +118,8 @@ describe('PgEventStore', () => {
     ).rows.map((r) => Number(r.sequence));
     const n = 1 + 8 * perWriter;
     expect(seqs).toEqual(Array.from({ length: n }, (_, i) => i + 1));
-    const s = (await db.query('SELECT next_event_sequence, message_count FROM sessions WHERE id = $1', [sid])).rows[0];
-    expect(s).toEqual({ next_event_sequence: String(n), message_count: 8 * perWriter });
+    const s = (await db.query('SELECT message_count FROM sessions WHERE id = $1', [sid])).rows[0];
+    expect(s).toEqual({ message_count: 8 * perWriter });
   });
 
   it('writes and notifies nothing when the statement itself finds the session moved (rows cached by another process)', async () => {
@@ -141,10 +145,9 @@ describe('PgEventStore', () => {
       expect(events.rows.map((r) => Number(r.sequence))).toEqual([1, 2, 3]);
       expect((await db.query('SELECT 1 FROM runs WHERE id = $1', [runId])).rowCount).toBe(0);
       expect((await db.query('SELECT 1 FROM idempotency_keys WHERE run_id = $1', [runId])).rowCount).toBe(0);
-      const session = (
-        await db.query('SELECT next_event_sequence, active_run_id, message_count FROM sessions WHERE id = $1', [sid])
-      ).rows[0];
-      expect(session).toEqual({ next_event_sequence: '3', active_run_id: null, message_count: 2 });
+      const session = (await db.query('SELECT active_run_id, message_count FROM sessions WHERE id = $1', [sid]))
+        .rows[0];
+      expect(session).toEqual({ active_run_id: null, message_count: 2 });
 
       // Notifications arrive in commit order: once the next append's has arrived, a notification of
       // the refused one would have arrived before it.
@@ -314,6 +317,142 @@ describe('PgEventStore', () => {
     expect((await db.query('SELECT message_count FROM sessions WHERE id = $1', [sid])).rows[0]).toEqual({
       message_count: 3,
     });
+  });
+
+  it("writes the session row only when the session's own state changes; the events row is the gate", async () => {
+    const sid = await newSession();
+    const runId = randomUUID();
+    const xmin = async () =>
+      (await db.query<{ x: string }>('SELECT xmin::text AS x FROM sessions WHERE id = $1', [sid])).rows[0].x;
+    await store.append(sid, [runQueued(runId)], { tenantId: TENANT });
+    const afterQueued = await xmin();
+    // A run's own progress changes nothing of the session: its row is not written (same tuple).
+    const claimed = await store.append(
+      sid,
+      [{ type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }],
+      { tenantId: TENANT },
+    );
+    expect(claimed.lastSequence).toBe(3);
+    expect(await xmin()).toBe(afterQueued);
+    // A message does (message_count, updated_at).
+    await store.append(sid, [userMessage('while it runs')], { tenantId: TENANT });
+    expect(await xmin()).not.toBe(afterQueued);
+    // Readers get the last sequence from the log, however the row was last written.
+    const other = new PgEventStore(db, testClock);
+    try {
+      const r = await other.append(
+        sid,
+        [{ type: 'run.started', runId, data: { attempt: 1, deadlineAt: null, traceId: null, spanId: null } }],
+        { tenantId: TENANT, expectedSequence: 4 },
+      );
+      expect(r.lastSequence).toBe(5);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refuses, writing and notifying nothing, an append that leaves the session row alone when its sequence was taken', async () => {
+    // `store` caches the session at sequence 3; `other` (another process) takes sequence 4 with an
+    // event that does not write the session row either. The pinned expected sequence agrees with the
+    // stale cache, so the refusal comes from the statement: the unique (session, sequence) index.
+    const other = new PgEventStore(db, testClock);
+    const { listener, seen } = await listenToAppends();
+    try {
+      const sid = await newSession();
+      const runId = randomUUID();
+      await store.append(
+        sid,
+        [runQueued(runId), { type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }],
+        { tenantId: TENANT },
+      );
+      await other.append(
+        sid,
+        [{ type: 'run.started', runId, data: { attempt: 1, deadlineAt: null, traceId: null, spanId: null } }],
+        { tenantId: TENANT },
+      );
+      const invocationId = randomUUID();
+      await expect(
+        store.append(
+          sid,
+          [
+            {
+              type: 'tool.call.proposed',
+              runId,
+              data: {
+                invocationId,
+                step: 1,
+                callId: 'call_1',
+                toolName: 'calculator',
+                toolVersion: '1',
+                arguments: { expression: '1 + 1' },
+                argumentsHash: 'h',
+                idempotencyKey: `${runId}:1:call_1`,
+              },
+            },
+          ],
+          { tenantId: TENANT, expectedSequence: 3 },
+        ),
+      ).rejects.toBeInstanceOf(ConcurrencyConflict);
+      const events = await store.listAfter(sid, 0, LOCAL_PRINCIPAL);
+      expect(events.map((e) => e.type)).toEqual(['session.created', 'run.queued', 'run.claimed', 'run.started']);
+      expect((await db.query('SELECT 1 FROM tool_invocations WHERE id = $1', [invocationId])).rowCount).toBe(0);
+      // The next append's notification arrives after any of the refused one would have.
+      await other.append(sid, [userMessage('after')], { tenantId: TENANT });
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !notifiedRanges(seen, sid).some(([from]) => from === 5))
+        await new Promise((r) => setTimeout(r, 20));
+      expect(notifiedRanges(seen, sid)).toEqual([
+        [1, 1],
+        [2, 3],
+        [4, 4],
+        [5, 5],
+      ]);
+    } finally {
+      await listener.end();
+      await other.close();
+    }
+  });
+
+  it('never writes back run rows cached before a projection repair, when the append leaves the session row alone', async () => {
+    const sid = await newSession();
+    const runId = randomUUID();
+    await store.append(sid, [runQueued(runId)], { tenantId: TENANT });
+    // The run row goes bad; this process reads it (and caches what it derives from it)…
+    await db.query('UPDATE runs SET model_call_count = 50 WHERE id = $1', [runId]);
+    store.forgetCachedState(sid);
+    await store.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }], {
+      tenantId: TENANT,
+    });
+    // …then a repair rewrites it from the log…
+    await rebuildProjections(db, { verify: false, projections: ['runs'] });
+    const count = async () =>
+      (await db.query('SELECT model_call_count FROM runs WHERE id = $1', [runId])).rows[0].model_call_count;
+    expect(await count()).toBe(0);
+    // …and the next append from the cache (a model call: the session row is not written, so the
+    // events' insert checks the generation) must not count on the bad value.
+    await store.append(
+      sid,
+      [
+        {
+          type: 'model.request.started',
+          runId,
+          data: {
+            modelCallId: randomUUID(),
+            step: 1,
+            attempt: 1,
+            provider: 'fake',
+            model: 'fake-1',
+            prefixHash: 'p',
+            profileName: null,
+            profileVersion: null,
+            registryVersion: null,
+            context: null,
+          },
+        },
+      ],
+      { tenantId: TENANT },
+    );
+    expect(await count()).toBe(1);
   });
 
   it('hides another tenant’s events', async () => {

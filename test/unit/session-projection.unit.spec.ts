@@ -30,7 +30,7 @@ function foldAll(events: StoredEvent[]): Record<string, unknown>[] {
   return rows;
 }
 
-describe('the session projection (v2)', () => {
+describe('the session projection (v3)', () => {
   const events = [
     ev(
       1,
@@ -49,8 +49,20 @@ describe('the session projection (v2)', () => {
   ];
   const rows = foldAll(events);
 
-  it('advances next_event_sequence on every event', () => {
-    expect(rows.map((r) => r.next_event_sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  it("returns the row itself for an event that changes none of the session's state (the append then does not write it)", () => {
+    // Which folds left the row as it was: the claim, the model and tool calls, the event after the end.
+    expect(rows.map((r, i) => i > 0 && r === rows[i - 1])).toEqual([
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+      false,
+      false,
+      true,
+    ]);
+    expect(rows.every((r) => !('next_event_sequence' in r))).toBe(true);
   });
 
   it("moves updated_at only when the session's own state changes, so most appends leave the indexed column alone", () => {

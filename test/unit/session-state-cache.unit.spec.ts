@@ -14,7 +14,7 @@ describe('the session state cache', () => {
   it("keeps the session row and the rows of the batch's runs only, so an entry does not grow with the session's history", () => {
     const cache = new SessionStateCache();
     const read = state([
-      [sessions, [{ id: 's', next_event_sequence: 40 }]],
+      [sessions, [{ id: 's', message_count: 40 }]],
       [runs, [{ id: 'old' }, { id: 'r2' }]],
       [modelCalls, [{ id: 'c-old', run_id: 'old' }]],
     ]);
@@ -25,11 +25,11 @@ describe('the session state cache', () => {
     cache.store('s', 41, read, changed, '', 0, new Set(['r2']));
 
     const hit = cache.lookup('s', [draft('model.response.completed', 'r2', { modelCallId: 'c2' })], 1);
-    expect(hit?.sequence).toBe(41);
+    expect(hit?.lastSequence).toBe(41);
     expect([...hit!.state.get(runs)!.keys()]).toEqual(['r2']);
     expect(hit!.state.get(runs)!.get('r2')).toEqual({ id: 'r2', step_count: 1 });
     expect([...hit!.state.get(modelCalls)!.keys()]).toEqual(['c2']);
-    expect(hit!.state.get(sessions)!.get('s')).toEqual({ id: 's', next_event_sequence: 40 });
+    expect(hit!.state.get(sessions)!.get('s')).toEqual({ id: 's', message_count: 40 });
 
     // A row that was dropped is a miss: the append reads it instead of trusting the cache.
     expect(cache.lookup('s', [draft('run.cancel_requested', 'old')], 1)).toBeUndefined();
@@ -37,10 +37,10 @@ describe('the session state cache', () => {
 
   it('hands out the stored state without copying it, and a later store never mutates it', () => {
     const cache = new SessionStateCache();
-    cache.store('s', 1, state([[sessions, [{ id: 's', next_event_sequence: 1 }]]]), new Map(), '', 0, new Set());
+    cache.store('s', 1, state([[sessions, [{ id: 's', message_count: 1 }]]]), new Map(), '', 0, new Set());
     const first = cache.lookup('s', [draft('user.message.created', null)], 1)!;
-    cache.store('s', 2, first.state, state([[sessions, [{ id: 's', next_event_sequence: 2 }]]]), '', 1, new Set());
-    expect(first.state.get(sessions)!.get('s')).toEqual({ id: 's', next_event_sequence: 1 });
+    cache.store('s', 2, first.state, state([[sessions, [{ id: 's', message_count: 2 }]]]), '', 1, new Set());
+    expect(first.state.get(sessions)!.get('s')).toEqual({ id: 's', message_count: 1 });
     expect(
       cache
         .lookup('s', [draft('user.message.created', null)], 2)!
@@ -48,19 +48,19 @@ describe('the session state cache', () => {
         .get('s'),
     ).toEqual({
       id: 's',
-      next_event_sequence: 2,
+      message_count: 2,
     });
   });
 
   it('keeps the newer of two entries when an older append records its rows last', () => {
     const cache = new SessionStateCache();
-    const at = (n: number) => state([[sessions, [{ id: 's', next_event_sequence: n }]]]);
+    const at = (n: number) => state([[sessions, [{ id: 's', message_count: n }]]]);
     cache.store('s', 6, at(6), new Map(), 'g1', 0, new Set());
     // The submit that committed at sequence 3 records its rows after the claim recorded sequence 6.
     cache.store('s', 3, at(3), new Map(), 'g1', 1, new Set());
-    expect(cache.lookup('s', [draft('user.message.created', null)], 2)?.sequence).toBe(6);
+    expect(cache.lookup('s', [draft('user.message.created', null)], 2)?.lastSequence).toBe(6);
     // A repair (a new read-model generation) replaces the entry whatever its sequence.
     cache.store('s', 3, at(3), new Map(), 'g2', 2, new Set());
-    expect(cache.lookup('s', [draft('user.message.created', null)], 3)?.sequence).toBe(3);
+    expect(cache.lookup('s', [draft('user.message.created', null)], 3)?.lastSequence).toBe(3);
   });
 });

@@ -6,6 +6,15 @@ import type { Database } from './database';
 import { decodeEvent, EVENT_COLUMNS, type EventRow } from './event-codec';
 import { decodeCursor, encodeCursor, isoOf, UUID_PATTERN } from './keyset-cursor';
 
+/**
+ * A session's last sequence, for a query over `sessions` aliased `alias`: the log is the sequence's
+ * only record (ADR 0014 session 10), one backward probe of `events_session_sequence_key`.
+ */
+export function lastSequenceSql(alias: string): string {
+  return `(SELECT coalesce(max(e.sequence), 0) FROM events e WHERE e.session_id = ${alias}.id)`;
+}
+
+/** A `sessions` row with its `last_sequence` (see `lastSequenceSql`) as the domain's record. */
 export function toSessionRecord(r: Record<string, unknown>): SessionRecord {
   return {
     id: String(r.id),
@@ -15,7 +24,7 @@ export function toSessionRecord(r: Record<string, unknown>): SessionRecord {
     agentVersion: Number(r.agent_version),
     status: r.status as SessionStatus,
     title: (r.title as string | null) ?? null,
-    lastSequence: Number(r.next_event_sequence),
+    lastSequence: Number(r.last_sequence),
     activeRunId: (r.active_run_id as string | null) ?? null,
     lastRunId: (r.last_run_id as string | null) ?? null,
     createdAt: isoOf(r.created_at),
@@ -38,7 +47,8 @@ export class PgSessionQueries implements SessionReadModel {
     }
     const rows = (
       await this.db.query(
-        `SELECT * FROM sessions WHERE tenant_id = $1 AND principal_id = $2 AND status <> 'deleted' ${after}
+        `SELECT s.*, ${lastSequenceSql('s')} AS last_sequence FROM sessions s
+          WHERE tenant_id = $1 AND principal_id = $2 AND status <> 'deleted' ${after}
           ORDER BY updated_at DESC, id DESC LIMIT $3`,
         values,
       )

@@ -3,7 +3,7 @@ import type { SessionRecord } from '../../domain/session';
 import type { SessionRepository } from '../../ports/session-repository';
 import type { Database } from './database';
 import { UUID_PATTERN } from './keyset-cursor';
-import { toSessionRecord } from './pg-session-queries';
+import { lastSequenceSql, toSessionRecord } from './pg-session-queries';
 
 export class PgSessionRepository implements SessionRepository {
   constructor(private readonly db: Database) {}
@@ -11,11 +11,11 @@ export class PgSessionRepository implements SessionRepository {
   /** A principal reads only its own sessions in its own tenant; anything else reads as "not found". */
   async get(sessionId: string, principal: Principal): Promise<SessionRecord | null> {
     if (!UUID_PATTERN.test(sessionId)) return null;
-    const r = await this.db.query('SELECT * FROM sessions WHERE id = $1 AND tenant_id = $2 AND principal_id = $3', [
-      sessionId,
-      principal.tenantId,
-      principal.principalId,
-    ]);
+    const r = await this.db.query(
+      `SELECT s.*, ${lastSequenceSql('s')} AS last_sequence FROM sessions s
+        WHERE s.id = $1 AND s.tenant_id = $2 AND s.principal_id = $3`,
+      [sessionId, principal.tenantId, principal.principalId],
+    );
     return r.rows[0] ? toSessionRecord(r.rows[0]) : null;
   }
 

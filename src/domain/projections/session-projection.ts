@@ -2,15 +2,18 @@ import type { StoredEvent } from '../events/payloads';
 import type { Projection, Row } from './projection';
 import { RUN_ENDING_EVENTS } from '../run/status';
 
-
 /**
- * sessions: one row per session; `next_event_sequence` is the last sequence appended; `updated_at`
- * the last time the session's own state changed (v2; v1 moved it on every event).
+ * sessions: one row per session; `updated_at` is the last time the session's own state changed (v2;
+ * v1 moved it on every event). v3: the row no longer carries the session's last sequence (v1-v2's
+ * `next_event_sequence`): the log itself is the sequence gate (`events (session_id, sequence)` is
+ * unique, ADR 0014 session 10), so an event that changes none of the session's own state leaves the
+ * row as it is and the append does not write it. The last sequence is `max(sequence)` of the
+ * session's events, one index probe.
  */
 export const sessionProjection: Projection = {
   name: 'sessions',
   table: 'sessions',
-  version: 2,
+  version: 3,
   keyColumn: 'id',
   columns: [
     'id',
@@ -21,7 +24,6 @@ export const sessionProjection: Projection = {
     'status',
     'title',
     'metadata',
-    'next_event_sequence',
     'active_run_id',
     'last_run_id',
     'message_count',
@@ -40,7 +42,6 @@ export const sessionProjection: Projection = {
         status: 'active',
         title: e.data.title,
         metadata: e.data.metadata,
-        next_event_sequence: e.sequence,
         active_run_id: null,
         last_run_id: null,
         message_count: 0,
@@ -49,7 +50,7 @@ export const sessionProjection: Projection = {
       };
     }
     if (!row) return undefined; // events before session.created cannot exist; ignore defensively
-    const next: Row = { ...row, next_event_sequence: e.sequence };
+    const next: Row = { ...row };
     switch (e.type) {
       case 'session.deleted':
         next.status = 'deleted';
@@ -65,16 +66,17 @@ export const sessionProjection: Projection = {
       default:
         if (RUN_ENDING_EVENTS.has(e.type) && row.active_run_id === e.runId) next.active_run_id = null;
     }
-    // updated_at is the session's last *activity*: it moves only when the session's own state moves
-    // (status, message count, active or last run), not on every event of a run inside it. That keeps
-    // the indexed updated_at still for most appends, so the row update is HOT (see ADR 0014).
+    // The row changes only when the session's own state moves (status, message count, active or last
+    // run), and `updated_at`, the session's last *activity*, moves with it; every other event (most of
+    // a run's) returns the row itself, which the append then does not write (ADR 0014).
     if (
-      next.status !== row.status ||
-      next.message_count !== row.message_count ||
-      next.active_run_id !== row.active_run_id ||
-      next.last_run_id !== row.last_run_id
+      next.status === row.status &&
+      next.message_count === row.message_count &&
+      next.active_run_id === row.active_run_id &&
+      next.last_run_id === row.last_run_id
     )
-      next.updated_at = e.createdAt;
+      return row;
+    next.updated_at = e.createdAt;
     return next;
   },
 };

@@ -2,12 +2,18 @@ import { createHash } from 'node:crypto';
 import type { Projection, Row } from '../../../domain/projections';
 
 /**
- * Builds the single SQL statement that appends a batch atomically: it advances the session's
- * sequence only if it is still `expected` (optimistic concurrency, gated so nothing else is written
- * otherwise), inserts the events, writes every touched projection row, writes the optional
- * checkpoint. One statement = one round trip and one implicit transaction. The NOTIFY rides in the
- * statement when the store asks for it (delivered at commit), else the store sends it after the
- * commit (see BatchedNotifier).
+ * Builds the single SQL statement that appends a batch atomically. The gate is the events' insert
+ * itself: `UNIQUE (session_id, sequence)` refuses a writer whose sequence was taken (optimistic
+ * concurrency: the unique violation is its ConcurrencyConflict, and the statement writes nothing),
+ * and the insert selects its rows only if the read-model generation is still the one the rows were
+ * read at (no row: nothing else is written either). The session row is written only when the
+ * session's own state changes (sessions projection v3); it is then written first and gates the
+ * events in turn, so a writer that changes the session takes its row lock before its sequence (the
+ * order the fallback of `PgEventStore.appendWith` relies on). Every other part (projection rows,
+ * checkpoints, the continuation clearing) selects from the events' insert, so it writes only if the
+ * events were written. One statement = one round trip and one implicit transaction. The NOTIFY rides
+ * in the statement when the store asks for it (delivered at commit), else the store sends it after
+ * the commit (see BatchedNotifier).
  *
  * Two encodings of the same writes (ADR 0014):
  *  - narrow and typed, for the common small batch (up to eight events, a few rows): the events are
@@ -16,8 +22,10 @@ import type { Projection, Row } from '../../../domain/projections';
  *    batch changed — no JSON record to parse, no upsert arbiter, no unchanged column rewritten;
  *  - JSON records (`jsonb_to_recordset` / `jsonb_populate_recordset` upserts of whole rows), for
  *    larger batches, so the number of statement shapes stays bounded.
- * Both write the same rows: the sequence gate guarantees the rows the batch was folded from are the
- * rows as stored, so "only the changed columns" and "the whole row" end in the same state.
+ * Both write the same rows: the gate guarantees the rows the batch was folded from are the rows as
+ * stored (every change to them is an append, and the appends before this one are exactly the
+ * sequences below the batch's), so "only the changed columns" and "the whole row" end in the same
+ * state.
  */
 
 /** SQL type (without modifiers, so assignment still enforces lengths) of each column, by table. */
@@ -31,15 +39,20 @@ export interface ProjectionWrite {
   readonly previous: Row | undefined;
 }
 
+/** What the batch does to the session row. */
+export type SessionWrite =
+  /** The batch creates the session (its first event is `session.created`). */
+  | { readonly kind: 'create'; readonly row: Row }
+  /** The session's own state changes: `row` replaces `previous`. */
+  | { readonly kind: 'update'; readonly row: Row; readonly previous: Row }
+  /** Nothing on the session row changes (most of a run's events): it is not written. */
+  | { readonly kind: 'none' };
+
 export interface AppendStatementInput {
   readonly sessionId: string;
-  /** null when the batch creates the session (first event is session.created). */
-  readonly expectedSequence: number | null;
   /** The read-model generation the rows were read at (see GENERATION_SQL). */
   readonly generation: string;
-  readonly sessionRow: Row;
-  /** The session row before the batch (undefined when creating). */
-  readonly previousSessionRow: Row | undefined;
+  readonly session: SessionWrite;
   readonly events: readonly Record<string, unknown>[];
   /** Rows of the other projections the batch changed (not the session row). */
   readonly projectionWrites: readonly ProjectionWrite[];
@@ -119,46 +132,57 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
     input.projectionWrites.every((w) => types.has(w.projection.table)) &&
     types.has(sessionProjection.table);
 
-  // The session row: it owns the sequence gate. Placeholders are numbered in the order values are
-  // added (`b.value` returns the number); the text builders only run the first time a shape is seen.
-  if (input.expectedSequence === null) {
+  // The session row, when the batch writes it: it goes first and gates the events (`FROM sw`), so
+  // a writer that changes the session holds its row lock before it takes its sequence. Placeholders
+  // are numbered in the order values are added (`b.value` returns the number); the text builders
+  // only run the first time a shape is seen.
+  const session = input.session;
+  let eventsGate: string;
+  if (session.kind === 'create') {
     const cols = sessionProjection.columns;
-    const row = b.value(JSON.stringify(input.sessionRow));
+    const row = b.value(JSON.stringify(session.row));
     b.part(
       'sc',
       () =>
-        `seq AS (INSERT INTO sessions (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM jsonb_populate_record(NULL::sessions, $${row}::jsonb) RETURNING 1 AS ok)`,
+        `sw AS (INSERT INTO sessions (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM jsonb_populate_record(NULL::sessions, $${row}::jsonb) RETURNING 1 AS ok)`,
     );
-  } else if (narrow) {
+    eventsGate = 'sw';
+  } else if (session.kind === 'update' && narrow) {
     const sessTypes = types.get(sessionProjection.table)!;
-    const changed = changedColumns(sessionProjection, input.sessionRow, input.previousSessionRow);
+    const changed = changedColumns(sessionProjection, session.row, session.previous);
     const first = b.values.length + 1;
-    for (const c of changed) b.value(sqlValue(input.sessionRow[c], sessTypes.get(c)!));
+    for (const c of changed) b.value(sqlValue(session.row[c], sessTypes.get(c)!));
     const id = b.value(input.sessionId);
-    const expected = b.value(input.expectedSequence);
     const generation = b.value(input.generation);
     b.part(
       `su:${changed.join(',')}`,
       () =>
-        `seq AS (UPDATE sessions s SET ${changed.map((c, j) => `${c} = $${first + j}::${sessTypes.get(c)!}`).join(', ')} WHERE s.id = $${id}::uuid AND s.next_event_sequence = $${expected}::bigint AND ${GENERATION_SQL} = $${generation}::text RETURNING 1 AS ok)`,
+        `sw AS (UPDATE sessions s SET ${changed.map((c, j) => `${c} = $${first + j}::${sessTypes.get(c)!}`).join(', ')} WHERE s.id = $${id}::uuid AND ${GENERATION_SQL} = $${generation}::text RETURNING 1 AS ok)`,
     );
-  } else {
+    eventsGate = 'sw';
+  } else if (session.kind === 'update') {
     const cols = sessionProjection.columns;
-    const row = b.value(JSON.stringify(input.sessionRow));
+    const row = b.value(JSON.stringify(session.row));
     const id = b.value(input.sessionId);
-    const expected = b.value(input.expectedSequence);
     const generation = b.value(input.generation);
     b.part(
       'sj',
       () =>
-        `seq AS (UPDATE sessions s SET (${cols.join(', ')}) = (SELECT ${cols.map((c) => `r.${c}`).join(', ')} FROM jsonb_populate_record(NULL::sessions, $${row}::jsonb) r) WHERE s.id = $${id}::uuid AND s.next_event_sequence = $${expected}::bigint AND ${GENERATION_SQL} = $${generation}::text RETURNING 1 AS ok)`,
+        `sw AS (UPDATE sessions s SET (${cols.join(', ')}) = (SELECT ${cols.map((c) => `r.${c}`).join(', ')} FROM jsonb_populate_record(NULL::sessions, $${row}::jsonb) r) WHERE s.id = $${id}::uuid AND ${GENERATION_SQL} = $${generation}::text RETURNING 1 AS ok)`,
     );
+    eventsGate = 'sw';
+  } else {
+    // No session row written: the events' insert checks the generation itself.
+    const generation = b.value(input.generation);
+    b.key('sn');
+    eventsGate = `(SELECT 1 WHERE ${GENERATION_SQL} = $${generation}::text) AS sw`;
   }
 
-  // The events. In the narrow statement every part reads its gate by selecting from (or joining)
-  // `seq`, which has one row when the gate held and none otherwise: the same condition as
-  // `WHERE EXISTS (SELECT 1 FROM seq)`, without an InitPlan and its CTE scan per part, which the
-  // server initialises on every execution (ADR 0014, part 5).
+  // The events, selected from their gate (one row when it held, none otherwise). Every later part of
+  // the narrow statement reads its own gate by selecting from (or joining) `ev`, the events' insert:
+  // the same condition as `WHERE EXISTS (SELECT 1 FROM ev)`, without an InitPlan and its CTE scan per
+  // part, which the server initialises on every execution (ADR 0014, part 5).
+  const gate = input.events.length === 1 ? 'ev' : '(SELECT 1 FROM ev LIMIT 1) AS g';
   if (narrow && input.events.length === 1) {
     const e = input.events[0];
     const first = b.values.length + 1;
@@ -166,7 +190,7 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
     b.part(
       'e1',
       () =>
-        `ev AS (INSERT INTO events (${EVENT_COLUMNS.map(([c]) => c).join(', ')}) SELECT ${EVENT_COLUMNS.map(([, t], j) => `$${first + j}::${t}`).join(', ')} FROM seq RETURNING id)`,
+        `ev AS (INSERT INTO events (${EVENT_COLUMNS.map(([c]) => c).join(', ')}) SELECT ${EVENT_COLUMNS.map(([, t], j) => `$${first + j}::${t}`).join(', ')} FROM ${eventsGate} RETURNING id)`,
     );
   } else if (narrow) {
     // One typed VALUES row per event; inserted in sequence order, so event ids rise with sequence
@@ -178,7 +202,7 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
     b.part(
       `e${n}`,
       () =>
-        `ev AS (INSERT INTO events (${cols}) SELECT ${EVENT_COLUMNS.map(([c]) => `v.${c}`).join(', ')} FROM seq, (VALUES ${Array.from(
+        `ev AS (INSERT INTO events (${cols}) SELECT ${EVENT_COLUMNS.map(([c]) => `v.${c}`).join(', ')} FROM ${eventsGate}, (VALUES ${Array.from(
           { length: n },
           (_, i) => `(${EVENT_COLUMNS.map(([, t], j) => `$${first + i * EVENT_COLUMNS.length + j}::${t}`).join(', ')})`,
         ).join(', ')}) AS v(${cols}) ORDER BY v.sequence RETURNING id, sequence)`,
@@ -190,8 +214,7 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
       () => `ev AS (
     INSERT INTO events (${EVENT_COLUMNS.map(([c]) => c).join(', ')})
     SELECT ${EVENT_COLUMNS.map(([c]) => `e.${c}`).join(', ')}
-    FROM jsonb_to_recordset($${events}::jsonb) AS e(${EVENT_COLUMNS.map(([c, t]) => `${c} ${t}`).join(', ')})
-    WHERE EXISTS (SELECT 1 FROM seq)
+    FROM jsonb_to_recordset($${events}::jsonb) AS e(${EVENT_COLUMNS.map(([c, t]) => `${c} ${t}`).join(', ')}), ${eventsGate}
     ORDER BY e.sequence
     RETURNING id, sequence)`,
     );
@@ -201,7 +224,7 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
   if (narrow) {
     for (let i = 0; i < input.projectionWrites.length; i++) {
       const w = input.projectionWrites[i];
-      writeRowNarrow(b, i, w, types.get(w.projection.table)!);
+      writeRowNarrow(b, i, w, types.get(w.projection.table)!, gate);
     }
   } else {
     const byProjection = new Map<Projection, Row[]>();
@@ -213,7 +236,7 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
       const p = b.value(JSON.stringify(rows));
       b.part(`pj:${proj.table}`, () => {
         const cols = proj.columns.join(', ');
-        return `p${i} AS (INSERT INTO ${proj.table} (${cols}) SELECT ${cols} FROM jsonb_populate_recordset(NULL::${proj.table}, $${p}::jsonb) WHERE EXISTS (SELECT 1 FROM seq)${onConflict(proj)})`;
+        return `p${i} AS (INSERT INTO ${proj.table} (${cols}) SELECT ${cols} FROM jsonb_populate_recordset(NULL::${proj.table}, $${p}::jsonb) WHERE EXISTS (SELECT 1 FROM ev)${onConflict(proj)})`;
       });
     });
   }
@@ -232,12 +255,12 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
       const f = first + i * 5;
       return `$${f}::uuid, $${f + 1}::int, $${f + 2}::jsonb, $${f + 3}::bigint, $${f + 4}::timestamptz`;
     };
-    const gate = narrow ? 'FROM seq' : 'WHERE EXISTS (SELECT 1 FROM seq)';
+    const from = narrow ? `FROM ${gate}` : 'WHERE EXISTS (SELECT 1 FROM ev)';
     const cols = 'run_id, version, state, last_event_sequence, created_at';
     b.part(`${narrow ? 'k' : 'kj'}${cps.length}`, () =>
       cps.length === 1
-        ? `ck AS (INSERT INTO checkpoints (${cols}) SELECT ${row(0)} ${gate})`
-        : `ck AS (INSERT INTO checkpoints (${cols}) SELECT v.* FROM (VALUES ${cps.map((_, i) => `(${row(i)})`).join(', ')}) AS v(${cols}) ${narrow ? 'JOIN seq ON true' : gate} ORDER BY v.version)`,
+        ? `ck AS (INSERT INTO checkpoints (${cols}) SELECT ${row(0)} ${from})`
+        : `ck AS (INSERT INTO checkpoints (${cols}) SELECT v.* FROM (VALUES ${cps.map((_, i) => `(${row(i)})`).join(', ')}) AS v(${cols}) WHERE EXISTS (SELECT 1 FROM ev) ORDER BY v.version)`,
     );
   }
 
@@ -248,7 +271,7 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
     b.part(
       'kc',
       () =>
-        `kc AS (UPDATE checkpoints SET state = jsonb_set(state, '{providerContinuation}', 'null'::jsonb) WHERE run_id = $${run}::uuid AND jsonb_typeof(state->'providerContinuation') = 'object' AND EXISTS (SELECT 1 FROM seq))`,
+        `kc AS (UPDATE checkpoints SET state = jsonb_set(state, '{providerContinuation}', 'null'::jsonb) WHERE run_id = $${run}::uuid AND jsonb_typeof(state->'providerContinuation') = 'object' AND EXISTS (SELECT 1 FROM ev))`,
     );
   }
 
@@ -280,17 +303,23 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
   return b.finish(
     `ids:${notifyKey}`,
     'ids',
-    () => `SELECT (SELECT count(*) FROM seq)::int AS ok,
+    () => `SELECT CASE WHEN EXISTS (SELECT 1 FROM ev) THEN 1 ELSE 0 END AS ok,
        (SELECT coalesce(json_agg(json_build_object('id', id, 'sequence', sequence) ORDER BY sequence), '[]'::json) FROM ev) AS ids${
          notify
-           ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('agent_events', $${notify}::text) END AS n1`
+           ? `, CASE WHEN EXISTS (SELECT 1 FROM ev) THEN pg_notify('agent_events', $${notify}::text) END AS n1`
            : ''
-       }${ready ? `, CASE WHEN EXISTS (SELECT 1 FROM seq) THEN pg_notify('run_ready', $${ready}::text) END AS n2` : ''}`,
+       }${ready ? `, CASE WHEN EXISTS (SELECT 1 FROM ev) THEN pg_notify('run_ready', $${ready}::text) END AS n2` : ''}`,
   );
 }
 
 /** One row of a keyed or insert-only projection, narrow and typed. */
-function writeRowNarrow(b: StatementBuilder, i: number, w: ProjectionWrite, types: ReadonlyMap<string, string>): void {
+function writeRowNarrow(
+  b: StatementBuilder,
+  i: number,
+  w: ProjectionWrite,
+  types: ReadonlyMap<string, string>,
+  gate: string,
+): void {
   const proj = w.projection;
   if (w.previous !== undefined && proj.keyColumn !== null) {
     const key = proj.keyColumn;
@@ -302,7 +331,7 @@ function writeRowNarrow(b: StatementBuilder, i: number, w: ProjectionWrite, type
     b.part(
       `pu:${proj.table}:${changed.join(',')}`,
       () =>
-        `p${i} AS (UPDATE ${proj.table} t SET ${changed.map((col, j) => `${col} = $${first + j}::${types.get(col)!}`).join(', ')} FROM seq WHERE t.${key} = $${k}::${types.get(key)!})`,
+        `p${i} AS (UPDATE ${proj.table} t SET ${changed.map((col, j) => `${col} = $${first + j}::${types.get(col)!}`).join(', ')} FROM ${gate} WHERE t.${key} = $${k}::${types.get(key)!})`,
     );
     return;
   }
@@ -314,7 +343,7 @@ function writeRowNarrow(b: StatementBuilder, i: number, w: ProjectionWrite, type
   b.part(
     `pi:${proj.table}`,
     () =>
-      `p${i} AS (INSERT INTO ${proj.table} (${proj.columns.join(', ')}) SELECT ${proj.columns.map((col, j) => `$${first + j}::${types.get(col)!}`).join(', ')} FROM seq${onConflict(proj)})`,
+      `p${i} AS (INSERT INTO ${proj.table} (${proj.columns.join(', ')}) SELECT ${proj.columns.map((col, j) => `$${first + j}::${types.get(col)!}`).join(', ')} FROM ${gate}${onConflict(proj)})`,
   );
 }
 
@@ -364,6 +393,11 @@ class StatementBuilder {
   part(key: string, text: () => string): void {
     this.keys.push(key);
     this.parts.push(text);
+  }
+
+  /** Adds a key fragment for a shape difference that has no part of its own. */
+  key(key: string): void {
+    this.keys.push(key);
   }
 
   finish(selectKey: string, result: AppendStatement['result'], select: () => string): AppendStatement {

@@ -28,6 +28,7 @@ import { SessionStateCache } from './session-state-cache';
 const OPTIMISTIC_ATTEMPTS = 3;
 const MAX_ATTEMPTS = 10;
 const GENERATION = '__generation';
+const LAST_SEQUENCE = '__last_sequence';
 export { GENERATION_SQL };
 
 /**
@@ -37,6 +38,8 @@ export { GENERATION_SQL };
  */
 export interface PrereadState {
   readonly generation: string;
+  /** The session's last sequence as of the same read. */
+  readonly lastSequence: number;
   /** Rows by projection table name. */
   readonly rows: ReadonlyMap<string, readonly Row[]>;
 }
@@ -76,9 +79,13 @@ export class PgEventStore implements EventStore {
 
   /**
    * Append on a given connection. On the pool: optimistic first (two round trips, no lock); after
-   * a few lost races, the append takes the session row lock in its own transaction so a hot session
-   * cannot starve a writer. Inside a caller's transaction (the claim): one optimistic attempt, with
-   * the NOTIFY in the statement so it is delivered when the caller commits.
+   * a few lost races, the append takes the session row lock in its own transaction before it reads,
+   * so a hot session cannot starve a writer: every append that changes the session's state writes
+   * that row before it takes its sequence (see append-statement.ts), so it waits for the lock holder
+   * and then loses the race instead of winning it. (An append that changes nothing on the session
+   * row takes no lock there and can still overtake it; the retry is bounded.) Inside a caller's
+   * transaction (the claim): one optimistic attempt, with the NOTIFY in the statement so it is
+   * delivered when the caller commits.
    */
   async appendWith(
     q: Queryable,
@@ -127,8 +134,10 @@ export class PgEventStore implements EventStore {
    * when it can: the statement, already prepared on this connection, is sent as
    * `EXECUTE name(literals); COMMIT` (its values inlined with the driver's `escapeLiteral`);
    * otherwise as usual, followed by `COMMIT`. The caller's transaction is over when this returns;
-   * when it throws, the caller rolls back (a refusal of the sequence gate found after the COMMIT
-   * leaves committed only what the caller wrote before it, which the caller must allow for).
+   * when it throws, the caller rolls back. A sequence taken meanwhile fails the statement itself
+   * (the unique violation), so the COMMIT never runs; a read-model generation that moved is found
+   * after the COMMIT (the statement wrote nothing) and leaves committed only what the caller wrote
+   * before it, which the caller must allow for.
    */
   async appendAndCommit(
     client: Queryable,
@@ -167,7 +176,7 @@ export class PgEventStore implements EventStore {
     // the caller read the rows itself in that transaction.
     const fromCache = q === this.db && useCache ? this.cache.lookup(sessionId, drafts, this.clock.nowMs()) : undefined;
     const cached = q === this.db ? fromCache : preread ? fromPreread(preread, sessionId, drafts) : undefined;
-    const { state, generation } = cached ?? (await this.readState(q, sessionId, drafts));
+    const { state, generation, lastSequence } = cached ?? (await this.readState(q, sessionId, drafts));
     if (this.columnTypes === null) await this.loadColumnTypes(q);
     try {
       const done = await this.writeBatch(
@@ -175,6 +184,7 @@ export class PgEventStore implements EventStore {
         sessionId,
         drafts,
         state,
+        lastSequence,
         generation,
         options,
         notifyInStatement,
@@ -209,6 +219,7 @@ export class PgEventStore implements EventStore {
     sessionId: string,
     drafts: StoredEvent[],
     state: Map<Projection, Map<string, Row>>,
+    last: number,
     generation: string,
     options: AppendOptions,
     notifyInStatement: boolean,
@@ -221,7 +232,6 @@ export class PgEventStore implements EventStore {
     if (!creating && !sessionRow) throw new NotFoundError(`session ${sessionId} does not exist`, { sessionId });
     if (sessionRow && sessionRow.tenant_id !== options.tenantId)
       throw new NotFoundError(`session ${sessionId} does not exist`, { sessionId });
-    const last = sessionRow ? Number(sessionRow.next_event_sequence) : 0;
     if (options.expectedSequence !== undefined && options.expectedSequence !== last) {
       throw new ConcurrencyConflict(
         `session ${sessionId} is at sequence ${last}, expected ${options.expectedSequence}`,
@@ -263,7 +273,7 @@ export class PgEventStore implements EventStore {
       }
     }
     const newSessionRow = changed.get(sessionProjection)?.get(sessionId);
-    if (!newSessionRow)
+    if (creating && !newSessionRow)
       throw new InvalidEventPayloadError(`batch for session ${sessionId} produced no session state`, { sessionId });
     const lastSequence = last + stored.length;
     const runIds = [...new Set(stored.map((s) => s.runId).filter((r): r is string => r !== null))];
@@ -283,9 +293,12 @@ export class PgEventStore implements EventStore {
     });
     const statement = buildAppendStatement(sessionProjection, {
       sessionId,
-      expectedSequence: creating ? null : last,
       generation,
-      sessionRow: newSessionRow,
+      session: creating
+        ? { kind: 'create', row: newSessionRow! }
+        : newSessionRow
+          ? { kind: 'update', row: newSessionRow, previous: sessionRow! }
+          : { kind: 'none' },
       events: stored.map((s) => ({
         session_id: s.sessionId,
         run_id: s.runId,
@@ -299,7 +312,6 @@ export class PgEventStore implements EventStore {
         trace_id: s.traceId,
         created_at: s.createdAt,
       })),
-      previousSessionRow: sessionRow,
       projectionWrites: projectionWrites(changed, state),
       columnTypes: this.columnTypes,
       checkpoints: [
@@ -340,7 +352,7 @@ export class PgEventStore implements EventStore {
     } catch (err) {
       throw await this.translate(err, sessionId, options);
     }
-    // The narrow statement returns the events' rows only when the sequence gate held; the JSON one
+    // The narrow statement returns the events' rows only when the gate held; the JSON one
     // always returns one row saying whether it held.
     const held =
       statement.result === 'row'
@@ -375,7 +387,7 @@ export class PgEventStore implements EventStore {
       for (const s of stored) s.id = idBySeq.get(s.sequence) ?? 0;
       events = stored;
     }
-    // The sequence gate held, so the rows folded here are the rows as committed.
+    // The gate held, so the rows folded here are the rows as committed.
     const fencedRun = options.fence
       ? (changed.get(runProjection)?.get(options.fence.runId) ?? state.get(runProjection)?.get(options.fence.runId))
       : undefined;
@@ -446,11 +458,15 @@ export class PgEventStore implements EventStore {
     q: Queryable,
     sessionId: string,
     drafts: StoredEvent[],
-  ): Promise<{ state: Map<Projection, Map<string, Row>>; generation: string }> {
+  ): Promise<{ state: Map<Projection, Map<string, Row>>; generation: string; lastSequence: number }> {
     // The read-model generation (last repair) travels with the rows: a write based on rows read
-    // before a repair must not land after it (the append statement re-checks it).
-    const parts: string[] = [`SELECT '${GENERATION}' AS p, to_jsonb(${GENERATION_SQL}) AS r`];
-    const values: unknown[] = [];
+    // before a repair must not land after it (the append statement re-checks it). So does the
+    // session's last sequence, the gate the batch's first event must follow.
+    const values: unknown[] = [sessionId];
+    const parts: string[] = [
+      `SELECT '${GENERATION}' AS p, to_jsonb(${GENERATION_SQL}) AS r`,
+      `SELECT '${LAST_SEQUENCE}' AS p, to_jsonb(coalesce(max(sequence), 0)) AS r FROM events WHERE session_id = $1::uuid`,
+    ];
     for (const proj of PROJECTIONS) {
       if (proj.keyColumn === null) continue;
       const keys = new Set<string>();
@@ -469,16 +485,21 @@ export class PgEventStore implements EventStore {
     const res = await q.query<{ p: string; r: Row }>(parts.join(' UNION ALL '), values);
     const out = new Map<Projection, Map<string, Row>>();
     let generation = '';
+    let lastSequence = 0;
     for (const { p, r } of res.rows) {
       if (p === GENERATION) {
         generation = r as unknown as string;
+        continue;
+      }
+      if (p === LAST_SEQUENCE) {
+        lastSequence = Number(r);
         continue;
       }
       const proj = PROJECTIONS.find((x) => x.name === p)!;
       if (!out.has(proj)) out.set(proj, new Map());
       out.get(proj)!.set(String(r[proj.keyColumn!]), r);
     }
-    return { state: out, generation };
+    return { state: out, generation, lastSequence };
   }
 
   async listAfter(sessionId: string, sequence: number, principal: Principal, limit = 1000): Promise<StoredEvent[]> {
@@ -579,7 +600,7 @@ function fromPreread(
   preread: PrereadState,
   sessionId: string,
   drafts: readonly StoredEvent[],
-): { state: Map<Projection, Map<string, Row>>; generation: string } | undefined {
+): { state: Map<Projection, Map<string, Row>>; generation: string; lastSequence: number } | undefined {
   const state = new Map<Projection, Map<string, Row>>();
   for (const proj of PROJECTIONS) {
     if (proj.keyColumn === null) continue;
@@ -596,7 +617,7 @@ function fromPreread(
       state.get(proj)!.set(key, row);
     }
   }
-  return { state, generation: preread.generation };
+  return { state, generation: preread.generation, lastSequence: preread.lastSequence };
 }
 
 /** The changed rows of every projection but the session, each with the stored row it replaces. */

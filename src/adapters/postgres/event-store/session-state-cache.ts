@@ -25,8 +25,9 @@ interface Entry {
  * The projection rows this process last wrote for a session, valid only at that session sequence.
  *
  * Skipping the read round trip is safe because every projection change goes through an append,
- * every append advances the session sequence, and the append statement writes only if the sequence
- * is still the one the cache was taken at; a stale entry therefore loses the race (ConcurrencyConflict),
+ * every append takes the session's next sequence, and the append statement writes only if the
+ * sequence after the one the cache was taken at is still free (`UNIQUE (session_id, sequence)`); a
+ * stale entry therefore loses the race (ConcurrencyConflict),
  * is dropped, and the retry reads fresh rows. A projection repair (which rewrites rows without an
  * append) bumps the read-model generation, which the statement also checks. Operational columns are
  * never written from it.
@@ -43,7 +44,7 @@ export class SessionStateCache {
     sessionId: string,
     drafts: readonly StoredEvent[],
     nowMs: number,
-  ): { state: State; sequence: number; generation: string } | undefined {
+  ): { state: State; lastSequence: number; generation: string } | undefined {
     const entry = this.entries.get(sessionId);
     if (!entry || nowMs - entry.at > this.ttlMs) return undefined;
     for (const proj of PROJECTIONS) {
@@ -63,7 +64,7 @@ export class SessionStateCache {
     // and `store` builds new maps, so an entry is never mutated after it was stored.
     this.entries.delete(sessionId);
     this.entries.set(sessionId, entry);
-    return { state: entry.state, sequence: entry.sequence, generation: entry.generation };
+    return { state: entry.state, lastSequence: entry.sequence, generation: entry.generation };
   }
 
   /**

@@ -8,7 +8,7 @@ import { ident } from './sql';
 const SESSIONS_PER_ROUND = 1000;
 
 /**
- * Brings the shadow tables level with the log: every session whose live `next_event_sequence`
+ * Brings the shadow tables level with the log: every session whose last sequence in the log
  * differs from the last sequence the replay folded for it (it received events after the replay read
  * it, or it is new) has its shadow rows deleted and is replayed from its first event. Sessions are
  * replayed whole because a projection row's final state depends on all its session's events.
@@ -23,7 +23,7 @@ export async function catchUp(
 ): Promise<{ sessionIds: string[]; events: number }> {
   const stale = await q.query<{ id: string }>(
     `SELECT s.id FROM sessions s LEFT JOIN ${ident(PROGRESS_TABLE)} p ON p.session_id = s.id
-      WHERE p.last_sequence IS DISTINCT FROM s.next_event_sequence
+      WHERE p.last_sequence IS DISTINCT FROM (SELECT max(e.sequence) FROM events e WHERE e.session_id = s.id)
       ORDER BY s.id`,
   );
   const ids = stale.rows.map((r) => r.id);

@@ -25,8 +25,9 @@ export interface LockedOutcome {
 }
 
 /**
- * The short exclusive part: pauses appends (SHARE ROW EXCLUSIVE on `sessions` conflicts with the
- * ROW EXCLUSIVE every append takes on it; plain reads are not blocked), catches the shadow tables up
+ * The short exclusive part: pauses appends (SHARE ROW EXCLUSIVE on `events` conflicts with the
+ * ROW EXCLUSIVE every append takes on it to insert its events; plain reads, the global reader's
+ * included, are not blocked), catches the shadow tables up
  * with the last appends, compares the rows that can differ (the candidates of the full comparison
  * made just before, plus the sessions caught up), and in repair mode replaces the differing live
  * rows and records watermarks, all in one transaction. Deadlocks and lock timeouts (a worker holding
@@ -42,7 +43,7 @@ export async function finishUnderLock(
     try {
       await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
       opts.meter.report('lock');
-      await client.query('LOCK TABLE sessions IN SHARE ROW EXCLUSIVE MODE');
+      await client.query('LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE');
       const caught = await catchUp(client, targets, opts.batchSize, (n) => opts.meter.advance('catch-up', n));
       opts.meter.report(opts.verify ? 'verify' : 'swap');
       const projections: ProjectionReport[] = [];
@@ -64,7 +65,7 @@ export async function finishUnderLock(
       if (!retryable) throw e;
       if (attempt >= LOCK_ATTEMPTS) {
         throw new ConflictError(
-          `could not pause writers to finish the rebuild (${code === '40P01' ? 'deadlock' : `lock wait over ${LOCK_TIMEOUT}`}, ${attempt} attempts); a long transaction is holding sessions or projection rows`,
+          `could not pause writers to finish the rebuild (${code === '40P01' ? 'deadlock' : `lock wait over ${LOCK_TIMEOUT}`}, ${attempt} attempts); a long transaction is holding events or projection rows`,
           { attempts: attempt, sqlState: code },
           { cause: e },
         );

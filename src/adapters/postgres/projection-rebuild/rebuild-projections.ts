@@ -10,13 +10,13 @@
  *     when the session ends, bulk-insert its final rows into the shadows (`jsonb_populate_recordset`,
  *     as the append does). Memory holds one page, one session and one flush buffer. Reads and writes
  *     use two connections so they overlap. Appends continue meanwhile; (c) picks up what they add.
- *  c. Catch up, first without locks: every session whose live `sessions.next_event_sequence`
+ *  c. Catch up, first without locks: every session whose last sequence in the log
  *     differs from the progress table (it moved on, or is new) has its shadow rows deleted and is
  *     replayed from its first event. Then compare everything, still without locks: the keys of rows
  *     whose projection columns differ (`live EXCEPT shadow` both ways; operational columns such as
  *     runs.lease_expires_at are ignored) become candidates.
- *  d. One transaction: `LOCK TABLE sessions IN SHARE ROW EXCLUSIVE MODE` (every append writes
- *     `sessions`, so writers pause; readers do not), catch up again (only the sessions appended to
+ *  d. One transaction: `LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE` (every append inserts into
+ *     `events`, so writers pause; readers do not), catch up again (only the sessions appended to
  *     in the last moments), and compare again, now only the candidates and the rows of those
  *     sessions: nothing else can have changed, since appends only write rows of their own session.
  *     The shadows now equal a fold of the whole log, and the comparison is exact at this point for

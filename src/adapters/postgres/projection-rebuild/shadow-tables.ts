@@ -5,7 +5,7 @@ import { ident } from './sql';
 
 /**
  * Where the replay records, per session, the last sequence it folded. The catch-up compares it with
- * the live `sessions.next_event_sequence`; keeping it in a table (not a JS map) bounds memory.
+ * the session's last sequence in the log; keeping it in a table (not a JS map) bounds memory.
  */
 export const PROGRESS_TABLE = 'projection_rebuild__progress';
 

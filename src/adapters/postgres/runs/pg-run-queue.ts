@@ -61,7 +61,7 @@ export class PgRunQueue implements RunQueue {
    * then the append and COMMIT (one message for a queued run, `PgEventStore.appendAndCommit`). The
    * lease column is operational: the append never writes it.
    * What the statement read of the run and session is exact at the commit: the append's
-   * session-sequence gate refuses the claim if the session moved since (a zombie lease holder's last
+   * sequence gate refuses the claim if the session moved since (a zombie lease holder's last
    * write), and checkpoints are only written by appends. The grants are as of the statement, which
    * is what the lease's start read right after the claim before (a grant applies from the next
    * lease, ADR 0020).
@@ -85,6 +85,8 @@ export class PgRunQueue implements RunQueue {
       const preread: PrereadState | undefined = row.session_row
         ? {
             generation: row.generation,
+            // The tail's newest event is the session's last (an empty tail: none yet).
+            lastSequence: Number(row.session_tail[row.session_tail.length - 1]?.sequence ?? 0),
             rows: new Map([
               ['runs', [row.run_row]],
               ['sessions', [row.session_row]],
@@ -122,9 +124,10 @@ export class PgRunQueue implements RunQueue {
           : null;
       // The run's trace root: the first traced attempt's, kept by every later one (ADR 0015).
       const trace = (row.attempts > 0 ? await storedTraceRoot(client, row.id) : null) ?? proposedTrace;
-      // A queued run's claim ends with its append and COMMIT in one round trip. Were the append's
-      // sequence gate found lost after that COMMIT, what committed alone is the lease time, which a
-      // queued run's claim ignores: the run is claimed afresh. A recovery claim (a running run whose
+      // A queued run's claim ends with its append and COMMIT in one round trip. A sequence taken
+      // meanwhile fails the append's statement, so nothing commits; were the read-model generation
+      // found moved after that COMMIT, what committed alone is the lease time, which a queued run's
+      // claim ignores: the run is claimed afresh. A recovery claim (a running run whose
       // lease expired) commits separately, so a lost gate leaves its expired lease as it was.
       const commitsItself = row.status === 'queued';
       const appendClaim = commitsItself
@@ -271,9 +274,8 @@ function claimSql(onlyRun: boolean): string {
                          'payload', e.payload, 'actor_type', e.actor_type, 'actor_id', e.actor_id,
                          'tenant_id', e.tenant_id, 'trace_id', e.trace_id, 'created_at', e.created_at)
                          ORDER BY e.sequence), '[]'::jsonb)
-                  FROM events e, sessions s
-                 WHERE s.id = r.session_id AND e.session_id = s.id
-                   AND e.sequence > s.next_event_sequence - ${CLAIM_TAIL_EVENTS}) AS session_tail`;
+                  FROM (SELECT * FROM events e WHERE e.session_id = r.session_id
+                         ORDER BY e.sequence DESC LIMIT ${CLAIM_TAIL_EVENTS}) e) AS session_tail`;
 }
 
 const CLAIM_NEXT: PreparedSql = { name: 'agent_claim_next', text: claimSql(false) };
