@@ -72,11 +72,15 @@ export interface RunLoopDeps {
   readonly skills?: SkillSource;
   /**
    * Called with the events of every append this loop commits, after the commit and before the loop
-   * goes on (synchronously, so a stop it triggers is seen at the loop's next check). The eval
-   * harness crashes its worker exactly at an event through it; nothing else should need it.
+   * goes on (synchronously, so a stop it triggers is seen at the loop's next check; a promise it
+   * returns is waited for before the loop goes on). The eval harness crashes its worker, or cancels
+   * the run, exactly at an event through it; nothing else should need it.
    */
-  readonly onCommitted?: (events: readonly StoredEvent[]) => void;
+  readonly onCommitted?: CommitObserver;
 }
+
+/** Sees the events of each commit of a run loop before the loop goes on (`RunLoopDeps.onCommitted`). */
+export type CommitObserver = (events: readonly StoredEvent[]) => void | Promise<void>;
 
 /** A tool call that must wait for a human (approval, review or user input). */
 type Suspension = Extract<ToolCallOutcome, { kind: 'suspend' }>;
@@ -256,8 +260,8 @@ export class RunLoop {
     const tap = this.deps.onCommitted;
     const written = this.appendFenced(claim, events, checkpoint, expectedSequence);
     if (!tap) return written;
-    return written.then((result) => {
-      if (result) tap(result.events);
+    return written.then(async (result) => {
+      if (result) await tap(result.events);
       return result;
     });
   }
