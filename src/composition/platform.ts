@@ -30,11 +30,10 @@ import { randomIds, systemClock } from '../adapters/system-clock';
 import type { Settings } from '../config/settings';
 import { ConfigurationError } from '../domain/errors';
 import { LOCAL_PRINCIPAL } from '../domain/principal';
-import type { StoredEvent } from '../domain/events/payloads';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { Logger } from '../ports/logger';
 import { ModelRouter } from '../runtime/model-router';
-import { RunLoop, type RunLoopSettings } from '../runtime/run-loop';
+import { RunLoop, type CommitObserver, type RunLoopSettings } from '../runtime/run-loop';
 import { Worker } from '../runtime/worker';
 import { SessionToolCache } from '../runtime/session-tool-cache';
 import { HousekeepingWorker } from '../runtime/housekeeping-worker';
@@ -97,7 +96,7 @@ export interface Platform {
   readonly log: Logger;
   /** This process's plan §19 metrics (`GET /metrics`); shared by every platform in the process. */
   readonly metrics: PromMetrics;
-  createRunLoop(overrides?: Partial<RunLoopSettings>, onCommitted?: (events: readonly StoredEvent[]) => void): RunLoop;
+  createRunLoop(overrides?: Partial<RunLoopSettings>, onCommitted?: CommitObserver): RunLoop;
   /** A worker; unless restricted to one run it also runs the approval expiry reaper every `reaperIntervalMs` (default 5 s). */
   createWorker(opts?: {
     workerId?: string;
@@ -107,7 +106,7 @@ export interface Platform {
     onlyRunId?: string;
     reaperIntervalMs?: number;
     /** Sees every commit of this worker's run loop before the loop goes on (RunLoopDeps.onCommitted). */
-    onCommitted?: (events: readonly StoredEvent[]) => void;
+    onCommitted?: CommitObserver;
   }): Worker;
   /** Replays the event log into fresh read models (see docs/projections.md). */
   rebuildProjections(opts: Omit<RebuildOptions, never>): Promise<RebuildReport>;
@@ -208,10 +207,7 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
       log,
       ...compactorOptions(settings, router, ids),
     });
-    const createRunLoop = (
-      overrides: Partial<RunLoopSettings> = {},
-      onCommitted?: (events: readonly StoredEvent[]) => void,
-    ) =>
+    const createRunLoop = (overrides: Partial<RunLoopSettings> = {}, onCommitted?: CommitObserver) =>
       new RunLoop(
         {
           store,

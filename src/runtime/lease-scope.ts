@@ -4,6 +4,7 @@ import type { CheckpointState } from '../domain/run/checkpoint';
 import type { RunClaim, RunRecord } from '../domain/run/run';
 import type { RunUsage } from '../domain/run/usage';
 import type { AppendResult, EventStore } from '../ports/event-store';
+import { ConcurrencyConflict } from '../domain/errors';
 
 /** The latest checkpoint of a run as the lease holder wrote it (or found it when the lease began). */
 export interface KnownCheckpoint {
@@ -124,9 +125,18 @@ export class LeaseScope {
    * Commits the queued events followed by `events` (and the optional checkpoint, which follows all
    * of them) in one fenced append, after any write already in flight. With nothing to write it
    * returns null without a round trip.
+   *
+   * With `expectedSequence` the append is also refused (`ConcurrencyConflict`) unless the session's
+   * last sequence is exactly that; the queued events and checkpoints are then queued again, ahead of
+   * anything queued since, so the next write still commits them.
    */
-  write(events: readonly NewEvent[], checkpoint?: KnownCheckpoint): Promise<AppendResult | null> {
-    const batch = [...this.queued.splice(0), ...events];
+  write(
+    events: readonly NewEvent[],
+    checkpoint?: KnownCheckpoint,
+    expectedSequence?: number,
+  ): Promise<AppendResult | null> {
+    const taken = this.queued.splice(0);
+    const batch = [...taken, ...events];
     if (batch.length === 0) return Promise.resolve(null);
     const interim = this.queuedCheckpointList.splice(0);
     this.noteToolEvents(events);
@@ -134,6 +144,7 @@ export class LeaseScope {
       this.store.append(this.claim.sessionId, batch, {
         tenantId: this.claim.tenantId,
         fence: { runId: this.claim.runId, leaseEpoch: this.claim.leaseEpoch },
+        ...(expectedSequence === undefined ? {} : { expectedSequence }),
         // A run-ending write clears the continuation earlier checkpoints hold (EventStore), in the
         // same transaction; this scope knows when none can.
         continuationMayBeStored: this.continuationMayExist,
@@ -153,17 +164,32 @@ export class LeaseScope {
       }),
     );
     this.chain = run.catch(() => undefined);
-    return run.then((result) => {
-      this.appends += 1;
-      this.lastSequence = result.lastSequence;
-      this.onAppended?.(result.events);
-      if (result.run) this.current = result.run;
-      for (const cp of [...interim.map((q) => q.checkpoint), ...(checkpoint ? [checkpoint] : [])]) {
-        this.latest = cp;
-        if (cp.state.providerContinuation !== null) this.continuationMayExist = true;
-      }
-      return result;
-    });
+    return run.then(
+      (result) => {
+        this.appends += 1;
+        this.lastSequence = result.lastSequence;
+        this.onAppended?.(result.events);
+        if (result.run) this.current = result.run;
+        for (const cp of [...interim.map((q) => q.checkpoint), ...(checkpoint ? [checkpoint] : [])]) {
+          this.latest = cp;
+          if (cp.state.providerContinuation !== null) this.continuationMayExist = true;
+        }
+        return result;
+      },
+      (e: unknown) => {
+        if (e instanceof ConcurrencyConflict) this.requeue(taken, interim);
+        throw e;
+      },
+    );
+  }
+
+  /** Puts the events and checkpoints of a refused write back at the head of the queue. */
+  private requeue(events: NewEvent[], interim: { checkpoint: KnownCheckpoint; throughEvent: number }[]): void {
+    this.queuedCheckpointList = [
+      ...interim,
+      ...this.queuedCheckpointList.map((q) => ({ ...q, throughEvent: q.throughEvent + events.length })),
+    ];
+    this.queued = [...events, ...this.queued];
   }
 }
 

@@ -1,6 +1,12 @@
 import { enabledToolNames, mcpGrantsOf, type AgentSpec } from '../domain/agent';
 import type { ToolCallItem } from '../domain/conversation/items';
-import { ContextBuildError, ContextOverflow, LeaseFencedError, ModelPermanentError } from '../domain/errors';
+import {
+  ConcurrencyConflict,
+  ContextBuildError,
+  ContextOverflow,
+  LeaseFencedError,
+  ModelPermanentError,
+} from '../domain/errors';
 import type { NewEvent, StoredEvent } from '../domain/events/payloads';
 import { assembleTurn } from '../domain/model/assembler';
 import type { ModelAttempt, ModelTurn } from '../domain/model/model-events';
@@ -66,11 +72,15 @@ export interface RunLoopDeps {
   readonly skills?: SkillSource;
   /**
    * Called with the events of every append this loop commits, after the commit and before the loop
-   * goes on (synchronously, so a stop it triggers is seen at the loop's next check). The eval
-   * harness crashes its worker exactly at an event through it; nothing else should need it.
+   * goes on (synchronously, so a stop it triggers is seen at the loop's next check; a promise it
+   * returns is waited for before the loop goes on). The eval harness crashes its worker, or cancels
+   * the run, exactly at an event through it; nothing else should need it.
    */
-  readonly onCommitted?: (events: readonly StoredEvent[]) => void;
+  readonly onCommitted?: CommitObserver;
 }
+
+/** Sees the events of each commit of a run loop before the loop goes on (`RunLoopDeps.onCommitted`). */
+export type CommitObserver = (events: readonly StoredEvent[]) => void | Promise<void>;
 
 /** A tool call that must wait for a human (approval, review or user input). */
 type Suspension = Extract<ToolCallOutcome, { kind: 'suspend' }>;
@@ -216,7 +226,7 @@ export class RunLoop {
     }
   }
 
-  private append(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint) {
+  private append(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint, expectedSequence?: number) {
     // Checkpoints the lease queued are saved by this write too: each gets its `checkpoint.save`.
     const queued = (this.leases.get(claim)?.queuedCheckpoints ?? []).map((c) => ({
       version: c.version,
@@ -227,10 +237,10 @@ export class RunLoop {
       if (checkpoint) {
         const cp = this.withContextRef(claim, checkpoint);
         const { version, state } = cp;
-        const write = () => this.appendTraced(claim, events, cp);
+        const write = () => this.appendTraced(claim, events, cp, expectedSequence);
         return this.telemetry.checkpointSave(claim.runId, { version, phase: state.phase, step: state.step }, write);
       }
-      return this.appendTraced(claim, events);
+      return this.appendTraced(claim, events, undefined, expectedSequence);
     });
   }
 
@@ -246,22 +256,23 @@ export class RunLoop {
    * stamped with the active trace id. Before the scope exists (the run row is not read yet) it is a
    * plain fenced append.
    */
-  private appendTraced(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint) {
+  private appendTraced(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint, expectedSequence?: number) {
     const tap = this.deps.onCommitted;
-    const written = this.appendFenced(claim, events, checkpoint);
+    const written = this.appendFenced(claim, events, checkpoint, expectedSequence);
     if (!tap) return written;
-    return written.then((result) => {
-      if (result) tap(result.events);
+    return written.then(async (result) => {
+      if (result) await tap(result.events);
       return result;
     });
   }
 
-  private appendFenced(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint) {
+  private appendFenced(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint, expectedSequence?: number) {
     const lease = this.leases.get(claim);
-    if (lease) return lease.write(withTraceId(events), checkpoint);
+    if (lease) return lease.write(withTraceId(events), checkpoint, expectedSequence);
     return this.deps.store.append(claim.sessionId, withTraceId(events), {
       tenantId: claim.tenantId,
       fence: { runId: claim.runId, leaseEpoch: claim.leaseEpoch },
+      ...(expectedSequence === undefined ? {} : { expectedSequence }),
       checkpoint: checkpoint
         ? {
             runId: claim.runId,
@@ -473,35 +484,35 @@ export class RunLoop {
           ]);
         const riding: { events: NewEvent[]; checkpoint: KnownCheckpoint } | null = deferred;
         deferred = null;
-        await this.append(
+        const notStarted = await this.startModelCall(
           claim,
-          [
-            ...(riding?.events ?? []),
-            ...built.events,
-            {
-              type: 'model.request.started',
-              runId: claim.runId,
-              actorType: 'worker',
-              data: {
-                modelCallId,
-                step,
-                attempt,
-                provider: route.model.provider,
-                model: route.model.model,
-                prefixHash: request.prefixHash,
-                // v2: which provider profile (and registry) this call was routed by; null for fake/demo.
-                profileName: route.model.profileVersion === undefined ? null : route.model.provider,
-                profileVersion: route.model.profileVersion ?? null,
-                registryVersion: route.model.registryVersion ?? null,
-                context: built.record,
-              },
+          principal,
+          signal,
+          lease.appendedThrough ?? claimedThrough,
+          { events: [...(riding?.events ?? []), ...built.events], checkpoint: riding?.checkpoint },
+          {
+            type: 'model.request.started',
+            runId: claim.runId,
+            actorType: 'worker',
+            data: {
+              modelCallId,
+              step,
+              attempt,
+              provider: route.model.provider,
+              model: route.model.model,
+              prefixHash: request.prefixHash,
+              // v2: which provider profile (and registry) this call was routed by; null for fake/demo.
+              profileName: route.model.profileVersion === undefined ? null : route.model.provider,
+              profileVersion: route.model.profileVersion ?? null,
+              registryVersion: route.model.registryVersion ?? null,
+              context: built.record,
             },
-          ],
-          riding?.checkpoint,
+          },
         );
-        // The write that carried the step's checkpoint is the first to see a cancel requested while
-        // the tools ran (the gate above read the row of the write before): the call is not made.
-        if (riding && lease.run.cancelRequestedAt) {
+        if (notStarted) return notStarted;
+        // Only a start written without the sequence condition (a lease that knows no sequence yet)
+        // can find a cancel request here: the call is recorded as not made.
+        if (lease.run.cancelRequestedAt) {
           await recordFailure('aborted', 'model call not made (cancel requested)', false, 0);
           return { kind: 'cancelled', reason: 'cancel requested' };
         }
@@ -686,6 +697,53 @@ export class RunLoop {
       // The answer is committed whole with the terminal write next: previews not sent yet are moot.
       deps.transient.supersede(claim.sessionId, claim.runId);
       return { kind: 'completed', text: turn.text, leading };
+    }
+  }
+
+  /**
+   * Commits a model call's start after `carried` (what rides with it: the step's checkpoint and the
+   * build's `context.compacted`; the lease's queued events go first), in one fenced append that is
+   * also conditional on the session's last sequence being `known` — where this lease's last write
+   * (or its claim) left it. The loop decided to call the model on the run row that write returned,
+   * so the condition is what makes that decision exact: a cancel requested since (while the last
+   * model call streamed, while the tools ran) has advanced the session's sequence, and the start is
+   * refused rather than recorded and then marked as not made. No round trip is added when nothing
+   * else was appended (the append checks the sequence anyway).
+   *
+   * When refused, the events appended since are read: a cancel of this run (or a stop of the loop)
+   * returns that outcome with nothing started, and `carried` is queued for the run's next write
+   * (the terminal one); anything else (an `artifact.created`, say) and the start is tried again,
+   * conditional on the new last sequence. Returns null once the start is committed.
+   */
+  private async startModelCall(
+    claim: RunClaim,
+    principal: Principal,
+    signal: AbortSignal,
+    known: number | null,
+    carried: { events: NewEvent[]; checkpoint?: KnownCheckpoint },
+    start: NewEvent<'model.request.started'>,
+  ): Promise<Outcome | 'stopped' | null> {
+    let expected = known;
+    for (;;) {
+      try {
+        await this.append(claim, [...carried.events, start], carried.checkpoint, expected ?? undefined);
+        return null;
+      } catch (e) {
+        if (!(e instanceof ConcurrencyConflict) || expected === null) throw e;
+        const since = await this.deps.store.listAfter(claim.sessionId, expected, principal);
+        if (since.length === 0) throw e;
+        expected = since[since.length - 1].sequence;
+        const cancelled = since.some((ev) => ev.type === 'run.cancel_requested' && ev.runId === claim.runId);
+        if (cancelled || signal.aborted) {
+          this.leases
+            .get(claim)!
+            .defer(
+              withTraceId(carried.events),
+              carried.checkpoint ? this.withContextRef(claim, carried.checkpoint) : undefined,
+            );
+          return signal.aborted ? 'stopped' : { kind: 'cancelled', reason: 'cancel requested' };
+        }
+      }
     }
   }
 

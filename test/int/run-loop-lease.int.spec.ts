@@ -1,6 +1,9 @@
 import { createTestDb, type TestDb } from '../support/test-db';
 import { createTestPlatform, type TestPlatform } from '../support/platform';
 import { LoopStopped } from '../../src/runtime/stop-reason';
+import { CancelRunCommand } from '../../src/application/runs/cancel-run';
+import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
+import type { ModelEvent } from '../../src/domain/model/model-events';
 
 let tdb: TestDb;
 let t: TestPlatform;
@@ -13,6 +16,36 @@ afterAll(async () => {
   await t.close();
   await tdb.drop();
 });
+
+/**
+ * Runs `fn` with the platform's model calls held: the first call's stream yields nothing until
+ * `release()` resolves (the provider is otherwise the real fake one). Deterministic "in flight".
+ */
+async function withFirstModelCallHeld<T>(release: () => Promise<unknown>, fn: () => Promise<T>): Promise<T> {
+  const router = t.platform.router;
+  const resolve = router.resolve.bind(router);
+  let calls = 0;
+  const spy = jest.spyOn(router, 'resolve').mockImplementation((policy, needs) => {
+    const route = resolve(policy, needs);
+    const stream = route.provider.stream.bind(route.provider);
+    return {
+      ...route,
+      provider: {
+        ...route.provider,
+        stream: async function* (request, model, attempt): AsyncGenerator<ModelEvent> {
+          calls += 1;
+          if (calls === 1) await release();
+          yield* stream(request, model, attempt);
+        },
+      },
+    };
+  });
+  try {
+    return await fn();
+  } finally {
+    spy.mockRestore();
+  }
+}
 
 /** The run's events grouped by the transaction that committed them, in log order. */
 async function commits(runId: string): Promise<string[][]> {
@@ -123,23 +156,19 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     expect((await t.platform.runs.get(runId, null))?.status).toBe('completed');
   });
 
-  it('sees a cancel request made while a tool runs in the write that carries the step checkpoint, and calls no model', async () => {
-    const { runId, sessionId } = await t.submit('What is 17 multiplied by 23?');
+  it("refuses the next model call's start when a cancel was requested while a tool ran: one model call, none marked not made", async () => {
+    // workspace.write_text is not a pure computation: its start is committed before it runs.
+    const { runId } = await t.submit('Write the notes.', { modelPolicy: 'fake:untrusted_tool_output' });
     const store = t.platform.store;
     const append = store.append.bind(store);
     let cancelled = false;
-    // The real store; once the first model call's start has committed (the last write before the
-    // calculator, a pure computation, runs), a user's cancel lands before the tool's result is
-    // written (as CancelRun appends it for a running run).
+    // The real store; once the tool's start has committed (the tool runs next), a user's cancel
+    // (the API's command) commits before the loop goes on.
     const spy = jest.spyOn(store, 'append').mockImplementation(async (sid, events, options) => {
       const result = await append(sid, events, options);
-      if (!cancelled && events.some((e) => e.type === 'model.request.started')) {
+      if (!cancelled && events.some((e) => e.type === 'tool.call.started')) {
         cancelled = true;
-        await append(
-          sessionId,
-          [{ type: 'run.cancel_requested', runId, actorType: 'user', data: { reason: 'test' } }],
-          { tenantId: 'local' },
-        );
+        await t.commands.execute(new CancelRunCommand(LOCAL_PRINCIPAL, runId, 'test'));
       }
       return result;
     });
@@ -149,48 +178,65 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     } finally {
       spy.mockRestore();
     }
-    expect((await t.platform.runs.get(runId, null))?.status).toBe('cancelled');
-    const events = await t.events(runId);
-    const types = events.map((e) => e.type);
-    // The tool's result and the step's checkpoint are recorded; the second model call is recorded
-    // as not made, and no response follows it.
+    expect(cancelled).toBe(true);
+    const run = await t.platform.runs.get(runId, null);
+    expect(run).toMatchObject({ status: 'cancelled', modelCallCount: 1 });
+    const types = (await t.events(runId)).map((e) => e.type);
+    // The tool's result and the step's checkpoint are recorded (with the terminal write); the start
+    // that would have ridden with them was refused, so no second call is recorded at all.
     expect(types.filter((x) => x === 'tool.call.completed')).toHaveLength(1);
-    expect(types).toContain('run.checkpointed');
-    expect(types.filter((x) => x === 'model.request.started')).toHaveLength(2);
-    expect(types.filter((x) => x === 'model.response.completed')).toHaveLength(1);
-    const failed = events.find((e) => e.type === 'model.request.failed');
-    expect(failed?.type === 'model.request.failed' && failed.data.errorCode).toBe('aborted');
-    expect(types.at(-1)).toBe('run.cancelled');
+    expect(types.slice(types.indexOf('run.cancel_requested'))).toEqual([
+      'run.cancel_requested',
+      'tool.call.completed',
+      'run.checkpointed',
+      'run.cancelled',
+    ]);
+    expect(types.filter((x) => x === 'model.request.started')).toHaveLength(1);
+    expect(types).not.toContain('model.request.failed');
   });
 
-  it('sees a cancel request that arrives while a tool step runs, through its own next append', async () => {
-    const { runId, sessionId } = await t.submit('What is 17 multiplied by 23?', {
-      modelPolicy: 'fake:slow_calculator',
-    });
-    const claim = await t.platform.queue.claim('w-cancel', 30_000, runId);
-    const done = t.platform.createRunLoop().execute(claim!, new AbortController().signal);
-    for (let i = 0; i < 200; i++) {
-      if ((await t.events(runId)).some((e) => e.type === 'model.request.started')) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    // A foreign append (as CancelRun makes for a running run) while the loop holds its cached row.
-    await t.platform.store.append(
-      sessionId,
-      [{ type: 'run.cancel_requested', runId, actorType: 'user', data: { reason: 'test' } }],
-      { tenantId: 'local' },
-    );
-    expect(await done).toBe('finished');
+  it('calls no model when a cancel was requested between the claim and the first model call', async () => {
+    const { runId } = await t.submit('What is 17 multiplied by 23?');
+    const claim = await t.platform.queue.claim('w-cancel-first', 30_000, runId);
+    // The claim's rows (which the lease starts from) have no cancel; the user's cancel follows them.
+    const r = await t.commands.execute(new CancelRunCommand(LOCAL_PRINCIPAL, runId, 'test'));
+    expect(r.outcome).toBe('cancel_requested');
+    expect(await t.platform.createRunLoop().execute(claim!, new AbortController().signal)).toBe('finished');
     const run = await t.platform.runs.get(runId, null);
-    expect(run?.status).toBe('cancelled');
+    expect(run).toMatchObject({ status: 'cancelled', modelCallCount: 0 });
     const types = (await t.events(runId)).map((e) => e.type);
-    // The tool step finished and was checkpointed; the next model call was never made: the pure
-    // step's one write (response, calculator, checkpoint, next start) saw the cancel, so that start
-    // is recorded as not made, and no second response follows.
+    expect(types.slice(types.indexOf('run.started'))).toEqual([
+      'run.started',
+      'run.consent_stamped',
+      'run.cancel_requested',
+      'run.cancelled',
+    ]);
+  });
+
+  it('ends a run cancelled while its first model call is in flight, after a pure step, with that one model call', async () => {
+    const { runId } = await t.submit('What is 17 multiplied by 23?');
+    const claim = await t.platform.queue.claim('w-cancel-in-flight', 30_000, runId);
+    // A user's cancel (the API's command) once the first call's start has committed; that call does
+    // not answer before the cancel has committed. Its answer proposes the calculator (pure).
+    let cancel: Promise<unknown> | null = null;
+    const loop = t.platform.createRunLoop({}, (events) => {
+      if (cancel === null && events.some((e) => e.type === 'model.request.started'))
+        cancel = t.commands.execute(new CancelRunCommand(LOCAL_PRINCIPAL, runId, 'test'));
+    });
+    const result = await withFirstModelCallHeld(
+      () => cancel ?? Promise.reject(new Error('the model was called before its start committed')),
+      () => loop.execute(claim!, new AbortController().signal),
+    );
+    expect(result).toBe('finished');
+    const run = await t.platform.runs.get(runId, null);
+    expect(run).toMatchObject({ status: 'cancelled', modelCallCount: 1 });
+    const types = (await t.events(runId)).map((e) => e.type);
+    expect(types.filter((x) => x === 'model.request.started')).toHaveLength(1);
+    expect(types.filter((x) => x === 'model.request.failed')).toHaveLength(0);
+    // The step still ran (the calculator) and was checkpointed before the run ended.
     expect(types.filter((x) => x === 'tool.call.completed')).toHaveLength(1);
     expect(types).toContain('run.checkpointed');
-    expect(types.filter((x) => x === 'model.response.completed')).toHaveLength(1);
-    const failed = (await t.events(runId)).find((e) => e.type === 'model.request.failed');
-    expect(failed?.type === 'model.request.failed' && failed.data.message).toMatch(/not made/);
+    expect(types.slice(types.indexOf('run.cancel_requested'))).not.toContain('model.request.started');
     expect(types.at(-1)).toBe('run.cancelled');
   });
 });

@@ -38,40 +38,6 @@ export async function driveRun(
       `intervention ${describeIntervention(i)} failed: ${err instanceof Error ? err.message : String(err)}`,
     );
   };
-  // A crash lands exactly at its event: the worker's own commit of it stops the worker before its
-  // loop goes on (the loop's next check sees the abort), like a process killed right after that
-  // commit. Observed through the event log instead, it would land some milliseconds later — after
-  // whatever the loop did next (a tool already started) — and test a different point each time.
-  const crashes = new InterventionTracker(c.interventions.filter((i) => i.action === 'crash_worker'));
-  const crashAt = (crashed: Worker, events: readonly StoredEvent[]): void => {
-    for (const e of events) {
-      for (const i of crashes.observe(e)) {
-        const stopping = crashed.crash(); // aborts the run synchronously, then waits for it to stop
-        applying = applying
-          .then(async () => {
-            await stopping;
-            // A fresh worker reclaims the run once the lease expires, which is what crash cases test.
-            worker = newWorker();
-            await worker.start();
-            // A crash that abandoned nothing (the run had already finished) tested nothing.
-            if (crashed.stats.abandoned === 0) throw new Error('the worker had no run in flight to abandon');
-          })
-          .catch(failed(i));
-      }
-    }
-  };
-  const newWorker = (): Worker => {
-    const w: Worker = platform.createWorker({
-      onlyRunId: runId,
-      concurrency: 1,
-      pollIntervalMs: 200,
-      drainMs: 0,
-      onCommitted: (events) => crashAt(w, events),
-    });
-    return w;
-  };
-  let worker = newWorker();
-  await worker.start();
   const apply = async (i: Intervention): Promise<void> => {
     switch (i.action) {
       case 'cancel':
@@ -109,6 +75,58 @@ export async function driveRun(
       }
     }
   };
+  // A crash lands exactly at its event: the worker's own commit of it stops the worker before its
+  // loop goes on (the loop's next check sees the abort), like a process killed right after that
+  // commit. Observed through the event log instead, it would land some milliseconds later — after
+  // whatever the loop did next (a tool already started) — and test a different point each time.
+  const crashes = new InterventionTracker(c.interventions.filter((i) => i.action === 'crash_worker'));
+  const crashAt = (crashed: Worker, events: readonly StoredEvent[]): void => {
+    for (const e of events) {
+      for (const i of crashes.observe(e)) {
+        const stopping = crashed.crash(); // aborts the run synchronously, then waits for it to stop
+        applying = applying
+          .then(async () => {
+            await stopping;
+            // A fresh worker reclaims the run once the lease expires, which is what crash cases test.
+            worker = newWorker();
+            await worker.start();
+            // A crash that abandoned nothing (the run had already finished) tested nothing.
+            if (crashed.stats.abandoned === 0) throw new Error('the worker had no run in flight to abandon');
+          })
+          .catch(failed(i));
+      }
+    }
+  };
+  // A cancel lands exactly at its event too when the run loop commits that event: the loop waits
+  // at that commit until the cancel is committed (a user who cancels while, say, the first model call
+  // is in flight). Observed through the log it came some milliseconds later, and under load after
+  // the loop had already moved on (case 15's second model call). At an event the loop does not
+  // commit (run.queued, run.started: the submit's, the claim's), it fires from the log as before.
+  const cancels = new InterventionTracker(c.interventions.filter((i) => i.action === 'cancel'));
+  const applied = new Set<Intervention>();
+  const cancelAt = (events: readonly StoredEvent[]): Promise<void> | undefined => {
+    const due = events.flatMap((e) => cancels.observe(e)).filter((i) => !applied.has(i));
+    if (due.length === 0) return undefined;
+    for (const i of due) applied.add(i);
+    const cancelled = due.reduce<Promise<void>>((p, i) => p.then(() => apply(i)).catch(failed(i)), Promise.resolve());
+    applying = applying.then(() => cancelled);
+    return cancelled;
+  };
+  const newWorker = (): Worker => {
+    const w: Worker = platform.createWorker({
+      onlyRunId: runId,
+      concurrency: 1,
+      pollIntervalMs: 200,
+      drainMs: 0,
+      onCommitted: (events) => {
+        crashAt(w, events);
+        return cancelAt(events);
+      },
+    });
+    return w;
+  };
+  let worker = newWorker();
+  await worker.start();
   const tracker = new InterventionTracker(c.interventions.filter((i) => i.action !== 'crash_worker'));
   // Each crash waits out a lease before the run can move again, so it extends the timeout.
   const crashCount = c.interventions.filter((i) => i.action === 'crash_worker').length;
@@ -123,6 +141,8 @@ export async function driveRun(
       principal,
       (e) => {
         for (const i of tracker.observe(e)) {
+          if (applied.has(i)) continue;
+          applied.add(i);
           // Interventions run in order, off the follow loop, so the loop keeps reading events.
           applying = applying.then(() => apply(i)).catch(failed(i));
         }
@@ -141,7 +161,7 @@ export async function driveRun(
     // Cancel the abandoned run so no other worker picks it up later (the stop above released it).
     await buses.commands.execute(new CancelRunCommand(principal, runId, 'eval case timed out')).catch(() => undefined);
   }
-  for (const i of [...crashes.unfired(), ...tracker.unfired()])
+  for (const i of [...crashes.unfired(), ...tracker.unfired().filter((x) => !applied.has(x))])
     failures.push(`intervention ${describeIntervention(i)} never fired: no such event was observed`);
   return failures;
 }
