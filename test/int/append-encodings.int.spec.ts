@@ -13,8 +13,8 @@ import { sessionCreated, TENANT, testClock } from '../support/fixtures';
  * The append statement's two encodings (append-statement.ts): batches of up to eight events in the
  * narrow typed form (one VALUES row per event, only the changed columns of existing rows), larger
  * ones as JSON records. The same run lifecycles appended one event at a time, two, three, four,
- * six and eight at a time, and fifteen at a time leave read models that a replay of the log
- * reproduces exactly
+ * six and eight at a time, fifteen at a time, and as 2 + 11 + 2 (a JSON batch that leaves the
+ * session row alone) leave read models that a replay of the log reproduces exactly
  * (`rebuild --verify`), event ids that rise with the sequence, and one notification per append.
  */
 let tdb: TestDb;
@@ -32,9 +32,14 @@ afterAll(async () => {
   await tdb?.drop();
 });
 
-function chunks<T>(xs: readonly T[], size: number): T[][] {
+/** `xs` cut into batches of `sizes[0]`, `sizes[1]`, … events, the sizes taken in turn. */
+function batchesOf<T>(xs: readonly T[], sizes: readonly number[]): T[][] {
   const out: T[][] = [];
-  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  for (let i = 0, k = 0; i < xs.length; k++) {
+    const size = sizes[k % sizes.length];
+    out.push(xs.slice(i, i + size));
+    i += size;
+  }
   return out;
 }
 
@@ -49,14 +54,17 @@ describe('append encodings', () => {
     try {
       const expected = new Map<string, number[][]>();
       const queuedRuns: string[] = [];
-      for (const size of [1, 2, 3, 4, 6, 8, 15]) {
+      // Batch sizes, cycled over each lifecycle. [2, 11, 2] puts the eleven events from the claim to
+      // the second model response in one JSON-record batch that leaves the session row alone (its
+      // events' insert then carries the read-model generation check itself).
+      for (const [p, sizes] of [[1], [2], [3], [4], [6], [8], [15], [2, 11, 2]].entries()) {
         const sid = randomUUID();
         await store.append(sid, [sessionCreated()], { tenantId: TENANT });
         const ranges = [[1, 1]];
         let next = 2;
         for (let run = 0; run < 2; run++) {
-          const lifecycle: NewEvent[] = runLifecycle(size * 10 + run);
-          for (const batch of chunks(lifecycle, size)) {
+          const lifecycle: NewEvent[] = runLifecycle(p * 10 + run);
+          for (const batch of batchesOf(lifecycle, sizes)) {
             const r = await store.append(sid, batch, { tenantId: TENANT });
             expect(r.events.map((e) => e.sequence)).toEqual(batch.map((_, i) => next + i));
             ranges.push([next, next + batch.length - 1]);
