@@ -135,8 +135,14 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
   // The session row, when the batch writes it: it goes first and gates the events (`FROM sw`), so
   // a writer that changes the session holds its row lock before it takes its sequence. Placeholders
   // are numbered in the order values are added (`b.value` returns the number); the text builders
-  // only run the first time a shape is seen.
-  const session = input.session;
+  // only run the first time a shape is seen. (Were a batch's fold to end where it started, with
+  // not even `updated_at` moved, there would be no column to set: the row is then left alone.)
+  const sessionChanges =
+    narrow && input.session.kind === 'update'
+      ? changedColumns(sessionProjection, input.session.row, input.session.previous)
+      : null;
+  const session: SessionWrite =
+    sessionChanges !== null && sessionChanges.length === 0 ? { kind: 'none' } : input.session;
   let eventsGate: string;
   if (session.kind === 'create') {
     const cols = sessionProjection.columns;
@@ -147,9 +153,9 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
         `sw AS (INSERT INTO sessions (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM jsonb_populate_record(NULL::sessions, $${row}::jsonb) RETURNING 1 AS ok)`,
     );
     eventsGate = 'sw';
-  } else if (session.kind === 'update' && narrow) {
-    const sessTypes = types.get(sessionProjection.table)!;
-    const changed = changedColumns(sessionProjection, session.row, session.previous);
+  } else if (session.kind === 'update' && sessionChanges !== null) {
+    const sessTypes = types!.get(sessionProjection.table)!;
+    const changed = sessionChanges;
     const first = b.values.length + 1;
     for (const c of changed) b.value(sqlValue(session.row[c], sessTypes.get(c)!));
     const id = b.value(input.sessionId);
