@@ -802,6 +802,10 @@ export class RunLoop {
     const append = (events: NewEvent[]) => this.append(claim, events).then(() => undefined);
     const lease = this.leases.get(claim)!;
     const defer = (events: NewEvent[]) => lease.defer(withTraceId(events));
+    // A tool with an effect starts only if no cancel was requested since the lease's last write
+    // (the model response's, or the previous tool's): neither while the model call that proposed it
+    // streamed nor while an earlier tool of the step ran (plan §2.5).
+    const start = (events: NewEvent[]) => this.appendUnlessCancelled(claim, principal, signal, events);
     // Malformed calls become proposed calls whose arguments failed to parse; the model is told so.
     const calls: ToolCallItem[] = [
       ...pending.calls,
@@ -844,9 +848,10 @@ export class RunLoop {
         used += 1;
       } else if (signal.aborted) return 'stopped';
       // The last call's result may wait for the step's checkpoint, which the loop writes next.
-      const r = await this.pipeline.process(call, ctx, append, { existing, sameCall, defer, deferResult: last });
+      const r = await this.pipeline.process(call, ctx, append, { existing, sameCall, defer, deferResult: last, start });
       if (r.kind === 'suspend') return r;
       if (r.kind === 'stopped') return 'stopped';
+      if (r.kind === 'cancelled') return { kind: 'cancelled', reason: 'cancel requested' };
       if (r.kind === 'loop_detected') {
         return {
           kind: 'failed',
