@@ -6,6 +6,24 @@ import type { RunUsage } from '../domain/run/usage';
 import type { AppendResult, EventStore } from '../ports/event-store';
 import { ConcurrencyConflict } from '../domain/errors';
 
+/**
+ * What a write is conditional on, besides its fence. A number: the session's last sequence is
+ * exactly that. `'current'`: the run has no cancel request and the session nothing appended since
+ * what this scope knows, judged when the write is sent (after any write in flight, so writes of the
+ * scope never refuse each other): refused before any round trip (`CancelRequestedSince`) when the
+ * run row the scope's last write returned has a cancel request, else conditional on the sequence
+ * that write (or the claim) left — unconditional while the scope knows no sequence.
+ */
+export type WriteCondition = number | 'current';
+
+/** A `'current'` write refused without a round trip: the run row this lease holds has a cancel request. */
+export class CancelRequestedSince extends Error {
+  constructor(readonly runId: string) {
+    super(`run ${runId} has a cancel request`);
+    this.name = 'CancelRequestedSince';
+  }
+}
+
 /** The latest checkpoint of a run as the lease holder wrote it (or found it when the lease began). */
 export interface KnownCheckpoint {
   readonly version: number;
@@ -44,6 +62,8 @@ export class LeaseScope {
   /** Appends made (each one commit), for tests and metrics. */
   appends = 0;
   private lastSequence: number | null = null;
+  /** The session's last sequence as this scope knows it: its last write's, or the claim's. */
+  private known: number | null;
 
   constructor(
     private readonly store: EventStore,
@@ -52,12 +72,15 @@ export class LeaseScope {
     checkpoint: KnownCheckpoint | null,
     /** False when the claim found no tool invocation of the run (`ClaimPreload.hasToolInvocations`). */
     toolInvocationsAtStart = true,
+    /** The session's last sequence as the claim read it (its session tail), if known. */
+    claimedThrough: number | null = null,
     /** Sees the events of every write of this scope once committed, in commit order. */
     private readonly onAppended?: (events: readonly StoredEvent[]) => void,
   ) {
     this.current = run;
     this.latest = checkpoint;
     this.toolInvocationsMayExist = toolInvocationsAtStart;
+    this.known = claimedThrough;
     // Older checkpoints of a resumed run may hold a provider continuation this scope never saw.
     this.continuationMayExist = checkpoint !== null;
   }
@@ -69,6 +92,11 @@ export class LeaseScope {
    */
   get appendedThrough(): number | null {
     return this.lastSequence;
+  }
+
+  /** The session's last sequence as this scope's latest write, or else the claim, left it (null if neither says). */
+  get knownThrough(): number | null {
+    return this.known;
   }
 
   /** The run row as the last write (or the read that began the lease) left it. */
@@ -126,22 +154,31 @@ export class LeaseScope {
    * of them) in one fenced append, after any write already in flight. With nothing to write it
    * returns null without a round trip.
    *
-   * With `expectedSequence` the append is also refused (`ConcurrencyConflict`) unless the session's
-   * last sequence is exactly that; the queued events and checkpoints are then queued again, ahead of
-   * anything queued since, so the next write still commits them.
+   * With a `condition` (`WriteCondition`) the append may also be refused: `ConcurrencyConflict`
+   * when the session's last sequence is not the one expected, `CancelRequestedSince` (no round trip)
+   * for a `'current'` write once the run row has a cancel request. The queued events and
+   * checkpoints are then queued again, ahead of anything queued since, so the next write still
+   * commits them.
    */
   write(
     events: readonly NewEvent[],
     checkpoint?: KnownCheckpoint,
-    expectedSequence?: number,
+    condition?: WriteCondition,
   ): Promise<AppendResult | null> {
     const taken = this.queued.splice(0);
     const batch = [...taken, ...events];
     if (batch.length === 0) return Promise.resolve(null);
     const interim = this.queuedCheckpointList.splice(0);
     this.noteToolEvents(events);
-    const run = this.chain.then(() =>
-      this.store.append(this.claim.sessionId, batch, {
+    // Sent after the write in flight, whose result this scope has taken in by then: a `'current'`
+    // condition is judged on it.
+    const run = this.chain.then(async () => {
+      let expectedSequence: number | undefined;
+      if (condition === 'current') {
+        if (this.current.cancelRequestedAt) throw new CancelRequestedSince(this.claim.runId);
+        expectedSequence = this.known ?? undefined;
+      } else expectedSequence = condition;
+      const result = await this.store.append(this.claim.sessionId, batch, {
         tenantId: this.claim.tenantId,
         fence: { runId: this.claim.runId, leaseEpoch: this.claim.leaseEpoch },
         ...(expectedSequence === undefined ? {} : { expectedSequence }),
@@ -161,26 +198,23 @@ export class LeaseScope {
               state: checkpoint.state as unknown as Record<string, unknown>,
             }
           : undefined,
-      }),
-    );
+      });
+      this.appends += 1;
+      this.lastSequence = result.lastSequence;
+      this.known = result.lastSequence;
+      this.onAppended?.(result.events);
+      if (result.run) this.current = result.run;
+      for (const cp of [...interim.map((q) => q.checkpoint), ...(checkpoint ? [checkpoint] : [])]) {
+        this.latest = cp;
+        if (cp.state.providerContinuation !== null) this.continuationMayExist = true;
+      }
+      return result;
+    });
     this.chain = run.catch(() => undefined);
-    return run.then(
-      (result) => {
-        this.appends += 1;
-        this.lastSequence = result.lastSequence;
-        this.onAppended?.(result.events);
-        if (result.run) this.current = result.run;
-        for (const cp of [...interim.map((q) => q.checkpoint), ...(checkpoint ? [checkpoint] : [])]) {
-          this.latest = cp;
-          if (cp.state.providerContinuation !== null) this.continuationMayExist = true;
-        }
-        return result;
-      },
-      (e: unknown) => {
-        if (e instanceof ConcurrencyConflict) this.requeue(taken, interim);
-        throw e;
-      },
-    );
+    return run.catch((e: unknown) => {
+      if (e instanceof ConcurrencyConflict || e instanceof CancelRequestedSince) this.requeue(taken, interim);
+      throw e;
+    });
   }
 
   /** Puts the events and checkpoints of a refused write back at the head of the queue. */

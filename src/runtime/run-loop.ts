@@ -40,7 +40,13 @@ import type { ToolResultArtifacts } from './tool-result-artifacts';
 import type { SkillSource } from '../ports/skills';
 import { skillEnabled } from '../tools/skills/skill-load';
 import { agentVersionMemo, type MemoizedAgentCatalog } from './agent-memo';
-import { LeaseScope, usageAfterResponse, type KnownCheckpoint } from './lease-scope';
+import {
+  CancelRequestedSince,
+  LeaseScope,
+  usageAfterResponse,
+  type KnownCheckpoint,
+  type WriteCondition,
+} from './lease-scope';
 import { isPureComputation } from '../domain/tools/tool-spec';
 
 export interface RunLoopDeps {
@@ -226,7 +232,7 @@ export class RunLoop {
     }
   }
 
-  private append(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint, expectedSequence?: number) {
+  private append(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint, condition?: WriteCondition) {
     // Checkpoints the lease queued are saved by this write too: each gets its `checkpoint.save`.
     const queued = (this.leases.get(claim)?.queuedCheckpoints ?? []).map((c) => ({
       version: c.version,
@@ -237,10 +243,10 @@ export class RunLoop {
       if (checkpoint) {
         const cp = this.withContextRef(claim, checkpoint);
         const { version, state } = cp;
-        const write = () => this.appendTraced(claim, events, cp, expectedSequence);
+        const write = () => this.appendTraced(claim, events, cp, condition);
         return this.telemetry.checkpointSave(claim.runId, { version, phase: state.phase, step: state.step }, write);
       }
-      return this.appendTraced(claim, events, undefined, expectedSequence);
+      return this.appendTraced(claim, events, undefined, condition);
     });
   }
 
@@ -256,9 +262,9 @@ export class RunLoop {
    * stamped with the active trace id. Before the scope exists (the run row is not read yet) it is a
    * plain fenced append.
    */
-  private appendTraced(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint, expectedSequence?: number) {
+  private appendTraced(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint, condition?: WriteCondition) {
     const tap = this.deps.onCommitted;
-    const written = this.appendFenced(claim, events, checkpoint, expectedSequence);
+    const written = this.appendFenced(claim, events, checkpoint, condition);
     if (!tap) return written;
     return written.then(async (result) => {
       if (result) await tap(result.events);
@@ -266,13 +272,14 @@ export class RunLoop {
     });
   }
 
-  private appendFenced(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint, expectedSequence?: number) {
+  private appendFenced(claim: RunClaim, events: NewEvent[], checkpoint?: KnownCheckpoint, condition?: WriteCondition) {
     const lease = this.leases.get(claim);
-    if (lease) return lease.write(withTraceId(events), checkpoint, expectedSequence);
+    if (lease) return lease.write(withTraceId(events), checkpoint, condition);
     return this.deps.store.append(claim.sessionId, withTraceId(events), {
       tenantId: claim.tenantId,
       fence: { runId: claim.runId, leaseEpoch: claim.leaseEpoch },
-      ...(expectedSequence === undefined ? {} : { expectedSequence }),
+      // Without a lease there is no run row or sequence to judge `'current'` on.
+      ...(typeof condition === 'number' ? { expectedSequence: condition } : {}),
       checkpoint: checkpoint
         ? {
             runId: claim.runId,
@@ -344,6 +351,7 @@ export class RunLoop {
       run,
       cp ? { version: cp.version, state: cp.state } : null,
       preloaded?.hasToolInvocations ?? true,
+      claimedThrough,
       // The run's own events continue the context engine's fold, so the next step's build need not
       // read back what this lease just wrote (one round trip per step; ADR 0013).
       (events) => this.context.noteAppended(claim.sessionId, events),
@@ -488,7 +496,6 @@ export class RunLoop {
           claim,
           principal,
           signal,
-          lease.appendedThrough ?? claimedThrough,
           { events: [...(riding?.events ?? []), ...built.events], checkpoint: riding?.checkpoint },
           {
             type: 'model.request.started',
@@ -702,47 +709,74 @@ export class RunLoop {
 
   /**
    * Commits a model call's start after `carried` (what rides with it: the step's checkpoint and the
-   * build's `context.compacted`; the lease's queued events go first), in one fenced append that is
-   * also conditional on the session's last sequence being `known` — where this lease's last write
-   * (or its claim) left it. The loop decided to call the model on the run row that write returned,
-   * so the condition is what makes that decision exact: a cancel requested since (while the last
-   * model call streamed, while the tools ran) has advanced the session's sequence, and the start is
-   * refused rather than recorded and then marked as not made. No round trip is added when nothing
-   * else was appended (the append checks the sequence anyway).
-   *
-   * When refused, the events appended since are read: a cancel of this run (or a stop of the loop)
-   * returns that outcome with nothing started, and `carried` is queued for the run's next write
-   * (the terminal one); anything else (an `artifact.created`, say) and the start is tried again,
-   * conditional on the new last sequence. Returns null once the start is committed.
+   * build's `context.compacted`; the lease's queued events go first) unless a cancel was requested
+   * since the loop decided to call the model (`appendUnlessCancelled`): the start is refused rather
+   * than recorded and then marked as not made. When refused, `carried` is queued for the run's next
+   * write (the terminal one). Returns null once the start is committed.
    */
   private async startModelCall(
     claim: RunClaim,
     principal: Principal,
     signal: AbortSignal,
-    known: number | null,
     carried: { events: NewEvent[]; checkpoint?: KnownCheckpoint },
     start: NewEvent<'model.request.started'>,
   ): Promise<Outcome | 'stopped' | null> {
-    let expected = known;
+    const refused = await this.appendUnlessCancelled(
+      claim,
+      principal,
+      signal,
+      [...carried.events, start],
+      carried.checkpoint,
+    );
+    if (refused === null) return null;
+    this.leases
+      .get(claim)!
+      .defer(
+        withTraceId(carried.events),
+        carried.checkpoint ? this.withContextRef(claim, carried.checkpoint) : undefined,
+      );
+    return refused === 'stopped' ? 'stopped' : { kind: 'cancelled', reason: 'cancel requested' };
+  }
+
+  /**
+   * Commits `events` (after the lease's queued ones) in one fenced append that is also conditional
+   * (`'current'`, lease-scope.ts): not sent at all when the run row the lease's last write returned
+   * has a cancel request, and refused by the store unless the session's last sequence is where that
+   * write (or the claim) left it. The loop decided to go on (call the model, start a tool with an
+   * effect) on that row, so the condition is what makes the decision exact: a cancel requested
+   * since (while a model call streamed, while a tool ran) is either in the row already or has
+   * advanced the session's sequence. No round trip is added when nothing else was appended (the
+   * append checks the sequence anyway).
+   *
+   * When refused by the sequence, the events appended since are read: a cancel of this run (or a
+   * stop of the loop) returns `'cancelled'` (`'stopped'`) with nothing written and the lease's
+   * queued events still queued; anything else (an `artifact.created`, or an event of this lease's
+   * own parallel calls) and the write is tried again, conditional on the new last sequence.
+   * Returns null once committed.
+   */
+  private async appendUnlessCancelled(
+    claim: RunClaim,
+    principal: Principal,
+    signal: AbortSignal,
+    events: NewEvent[],
+    checkpoint?: KnownCheckpoint,
+  ): Promise<'cancelled' | 'stopped' | null> {
+    // The `'current'` condition is judged when the write is sent, at or after this sequence.
+    let after = this.leases.get(claim)!.knownThrough;
+    let condition: WriteCondition = 'current';
     for (;;) {
       try {
-        await this.append(claim, [...carried.events, start], carried.checkpoint, expected ?? undefined);
+        await this.append(claim, events, checkpoint, condition);
         return null;
       } catch (e) {
-        if (!(e instanceof ConcurrencyConflict) || expected === null) throw e;
-        const since = await this.deps.store.listAfter(claim.sessionId, expected, principal);
+        if (e instanceof CancelRequestedSince) return signal.aborted ? 'stopped' : 'cancelled';
+        if (!(e instanceof ConcurrencyConflict) || after === null) throw e;
+        const since = await this.deps.store.listAfter(claim.sessionId, after, principal);
         if (since.length === 0) throw e;
-        expected = since[since.length - 1].sequence;
-        const cancelled = since.some((ev) => ev.type === 'run.cancel_requested' && ev.runId === claim.runId);
-        if (cancelled || signal.aborted) {
-          this.leases
-            .get(claim)!
-            .defer(
-              withTraceId(carried.events),
-              carried.checkpoint ? this.withContextRef(claim, carried.checkpoint) : undefined,
-            );
-          return signal.aborted ? 'stopped' : { kind: 'cancelled', reason: 'cancel requested' };
-        }
+        after = since[since.length - 1].sequence;
+        condition = after;
+        if (signal.aborted) return 'stopped';
+        if (since.some((ev) => ev.type === 'run.cancel_requested' && ev.runId === claim.runId)) return 'cancelled';
       }
     }
   }
@@ -768,6 +802,10 @@ export class RunLoop {
     const append = (events: NewEvent[]) => this.append(claim, events).then(() => undefined);
     const lease = this.leases.get(claim)!;
     const defer = (events: NewEvent[]) => lease.defer(withTraceId(events));
+    // A tool with an effect starts only if no cancel was requested since the lease's last write
+    // (the model response's, or the previous tool's): neither while the model call that proposed it
+    // streamed nor while an earlier tool of the step ran (plan §2.5).
+    const start = (events: NewEvent[]) => this.appendUnlessCancelled(claim, principal, signal, events);
     // Malformed calls become proposed calls whose arguments failed to parse; the model is told so.
     const calls: ToolCallItem[] = [
       ...pending.calls,
@@ -810,9 +848,10 @@ export class RunLoop {
         used += 1;
       } else if (signal.aborted) return 'stopped';
       // The last call's result may wait for the step's checkpoint, which the loop writes next.
-      const r = await this.pipeline.process(call, ctx, append, { existing, sameCall, defer, deferResult: last });
+      const r = await this.pipeline.process(call, ctx, append, { existing, sameCall, defer, deferResult: last, start });
       if (r.kind === 'suspend') return r;
       if (r.kind === 'stopped') return 'stopped';
+      if (r.kind === 'cancelled') return { kind: 'cancelled', reason: 'cancel requested' };
       if (r.kind === 'loop_detected') {
         return {
           kind: 'failed',

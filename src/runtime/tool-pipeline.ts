@@ -10,7 +10,13 @@ import type { InvocationRecord, ToolRecordStore } from '../ports/tool-records';
 import type { PolicyDecision, PolicyEngine } from '../policy/policy-engine';
 import { argumentsHash, type ToolRegistry } from '../tools/registry';
 import { extensionsOf } from '../tools/tool-extensions';
-import { approvalSummary, UNTRUSTED_NOTICE } from '../domain/tools/outcomes';
+import {
+  approvalSummary,
+  RUN_CANCELLED,
+  RUN_CANCELLED_BEFORE_RETRY,
+  RUN_CANCELLED_BEFORE_START,
+  UNTRUSTED_NOTICE,
+} from '../domain/tools/outcomes';
 import { noopMetrics, type ToolCallStatus } from '../ports/metrics';
 import { RunTelemetry } from './tracing';
 import { fitToolResult, type ToolResultArtifacts } from './tool-result-artifacts';
@@ -48,6 +54,13 @@ export interface ProcessOptions {
   readonly defer?: (events: NewEvent[]) => void;
   /** The caller commits before anything else runs (the step's checkpoint follows): defer the result too. */
   readonly deferResult?: boolean;
+  /**
+   * Writes the start of a tool that is not a pure computation (with whatever is queued before it)
+   * unless the run's cancel was requested since the caller last wrote, in which case nothing is
+   * written and it resolves `'cancelled'` (`'stopped'`: the worker is stopping); null once written.
+   * Without it the start is appended unconditionally.
+   */
+  readonly start?: (events: NewEvent[]) => Promise<'cancelled' | 'stopped' | null>;
 }
 
 /**
@@ -55,13 +68,17 @@ export interface ProcessOptions {
  * atomically, in that order (plan §9.3: invocation, approval, checkpoint, WAITING_*, lease release,
  * event), and returns without a terminal write. `stopped`: the worker was told to stop before the
  * tool started (it never runs) or while it ran; nothing was written after `tool.call.started`, so
- * recovery decides (plan §8.4).
+ * recovery decides (plan §8.4). `cancelled`: the run's cancel was requested before the tool started
+ * (`ProcessOptions.start`); it does not run, and the call is refused (`tool.call.denied`,
+ * `run_cancelled`; `tool.call.failed` for a call an interrupted lease had started) with the
+ * caller's next write.
  */
 export type ToolCallOutcome =
   | { readonly kind: 'done' }
   | { readonly kind: 'loop_detected'; readonly toolName: string }
   | { readonly kind: 'suspend'; readonly before: NewEvent[]; readonly wait: NewEvent }
-  | { readonly kind: 'stopped' };
+  | { readonly kind: 'stopped' }
+  | { readonly kind: 'cancelled' };
 
 export interface ToolPipelineDeps {
   readonly registry: ToolRegistry;
@@ -296,8 +313,36 @@ export class ToolPipeline {
     // A pure computation (no side effect, read-only: the calculator, the clock) is the exception:
     // running it again changes nothing, so its start is queued with its result and nothing is
     // committed before it runs; a crash meanwhile leaves it unproposed, and recovery runs it again.
+    // A tool with an effect starts only if no cancel was requested meanwhile (`options.start`).
     if (ctx.signal.aborted) return { kind: 'stopped' };
-    await (isPureComputation(tool.spec) ? later : append)([ev({ type: 'tool.call.started', data: { invocationId } })]);
+    const startEvents = [ev({ type: 'tool.call.started', data: { invocationId } })];
+    if (isPureComputation(tool.spec)) await later(startEvents);
+    else if (!options.start) await append(startEvents);
+    else {
+      const refused = await options.start(startEvents);
+      if (refused === 'stopped') return { kind: 'stopped' };
+      if (refused === 'cancelled') {
+        // A call an earlier lease started (and a crash interrupted) is not retried, and may have
+        // taken effect: it failed. Any other call never ran: it is refused.
+        if (status === 'running' || status === 'uncertain') {
+          await fail(RUN_CANCELLED, RUN_CANCELLED_BEFORE_RETRY, false);
+        } else {
+          await later([
+            ev({
+              type: 'tool.call.denied',
+              data: {
+                invocationId,
+                reasonCode: RUN_CANCELLED,
+                explanation: RUN_CANCELLED_BEFORE_START,
+                policyVersion: decision.policyVersion,
+              },
+            }),
+          ]);
+          this.counted(metricName, 'denied');
+        }
+        return { kind: 'cancelled' };
+      }
+    }
     // A stop that arrived while a start was being written: its `abort` has already fired, so only
     // this check keeps the tool from running. Recovery retries a safe call and reviews an unsafe one.
     if (ctx.signal.aborted) return { kind: 'stopped' };

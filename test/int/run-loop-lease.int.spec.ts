@@ -4,6 +4,7 @@ import { LoopStopped } from '../../src/runtime/stop-reason';
 import { CancelRunCommand } from '../../src/application/runs/cancel-run';
 import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
 import type { ModelEvent } from '../../src/domain/model/model-events';
+import { ConcurrencyConflict } from '../../src/domain/errors';
 
 let tdb: TestDb;
 let t: TestPlatform;
@@ -238,5 +239,153 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     expect(types).toContain('run.checkpointed');
     expect(types.slice(types.indexOf('run.cancel_requested'))).not.toContain('model.request.started');
     expect(types.at(-1)).toBe('run.cancelled');
+  });
+
+  /**
+   * Runs `fn` counting the executions of workspace.write_text by path (the real tool still runs).
+   */
+  async function countingWrites<T>(fn: (written: string[]) => Promise<T>): Promise<T> {
+    const tool = t.platform.registry.get('workspace.write_text')!;
+    const execute = tool.execute.bind(tool);
+    const written: string[] = [];
+    const spy = jest.spyOn(tool, 'execute').mockImplementation((args, ctx) => {
+      written.push(String(args.path));
+      return execute(args, ctx);
+    });
+    try {
+      return await fn(written);
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  /** The run's tool invocations (the read model), in proposal order. */
+  async function invocations(runId: string): Promise<{ path: string; status: string }[]> {
+    const r = await t.platform.db.query<{ path: string; status: string }>(
+      `SELECT arguments->>'path' AS path, status FROM tool_invocations WHERE run_id = $1 ORDER BY 1`,
+      [runId],
+    );
+    return r.rows;
+  }
+
+  it('starts no tool with an effect that a model call proposed while a cancel committed during its stream', async () => {
+    // The first call's answer proposes workspace.write_text (a workspace write: not pure).
+    const { runId } = await t.submit('Write the notes.', { modelPolicy: 'fake:untrusted_tool_output' });
+    const claim = await t.platform.queue.claim('w-cancel-before-tool', 30_000, runId);
+    let cancel: Promise<unknown> | null = null;
+    const loop = t.platform.createRunLoop({}, (events) => {
+      if (cancel === null && events.some((e) => e.type === 'model.request.started'))
+        cancel = t.commands.execute(new CancelRunCommand(LOCAL_PRINCIPAL, runId, 'test'));
+    });
+    const written = await countingWrites(async (paths) => {
+      const result = await withFirstModelCallHeld(
+        () => cancel ?? Promise.reject(new Error('the model was called before its start committed')),
+        () => loop.execute(claim!, new AbortController().signal),
+      );
+      expect(result).toBe('finished');
+      return paths;
+    });
+    expect(written).toEqual([]);
+    const run = await t.platform.runs.get(runId, null);
+    expect(run).toMatchObject({ status: 'cancelled', modelCallCount: 1 });
+    const events = await t.events(runId);
+    const types = events.map((e) => e.type);
+    expect(types).not.toContain('tool.call.started');
+    // The response is recorded as answered; the call it proposed is recorded as refused, not run.
+    expect(types.slice(types.indexOf('run.cancel_requested'))).toEqual([
+      'run.cancel_requested',
+      'model.response.completed',
+      'tool.call.proposed',
+      'tool.call.authorized',
+      'tool.call.denied',
+      'run.cancelled',
+    ]);
+    expect(events.find((e) => e.type === 'tool.call.denied')?.data).toMatchObject({ reasonCode: 'run_cancelled' });
+    expect(await invocations(runId)).toEqual([{ path: 'notes.md', status: 'denied' }]);
+  });
+
+  it.each([
+    // Seen in the run row the first tool's result write returns: the second start is never sent.
+    ['while the first tool runs', 'tool.call.started', 0],
+    // Seen only by the second start's condition on the session sequence, which refuses it.
+    ["after the first tool's result is written", 'tool.call.completed', 1],
+  ])('starts no further tool with an effect of the step when a cancel commits %s', async (_when, after, refusals) => {
+    const { runId } = await t.submit('Write two files.', { modelPolicy: 'fake:two_workspace_writes' });
+    const store = t.platform.store;
+    const append = store.append.bind(store);
+    let cancelled = false;
+    let refused = 0;
+    // The real store; a user's cancel (the API's command) commits once the first write's `after`
+    // event has committed, before the loop goes on.
+    const spy = jest.spyOn(store, 'append').mockImplementation(async (sid, events, options) => {
+      const result = await append(sid, events, options).catch((e: unknown) => {
+        if (e instanceof ConcurrencyConflict) refused += 1;
+        throw e;
+      });
+      if (!cancelled && events.some((e) => e.type === after)) {
+        cancelled = true;
+        await t.commands.execute(new CancelRunCommand(LOCAL_PRINCIPAL, runId, 'test'));
+      }
+      return result;
+    });
+    const written = await countingWrites(async (paths) => {
+      try {
+        const claim = await t.platform.queue.claim('w-cancel-between-tools', 30_000, runId);
+        expect(await t.platform.createRunLoop().execute(claim!, new AbortController().signal)).toBe('finished');
+      } finally {
+        spy.mockRestore();
+      }
+      return paths;
+    });
+    expect(cancelled).toBe(true);
+    expect(refused).toBe(refusals);
+    expect(written).toEqual(['first.md']);
+    const run = await t.platform.runs.get(runId, null);
+    expect(run).toMatchObject({ status: 'cancelled', modelCallCount: 1 });
+    const types = (await t.events(runId)).map((e) => e.type);
+    expect(types.filter((x) => x === 'tool.call.started')).toHaveLength(1);
+    expect(types.filter((x) => x === 'model.request.started')).toHaveLength(1);
+    expect(
+      types.slice(types.lastIndexOf('tool.call.completed') + 1).filter((x) => x !== 'run.cancel_requested'),
+    ).toEqual(['tool.call.proposed', 'tool.call.authorized', 'tool.call.denied', 'run.cancelled']);
+    expect(await invocations(runId)).toEqual([
+      { path: 'first.md', status: 'succeeded' },
+      { path: 'second.md', status: 'denied' },
+    ]);
+  });
+
+  it('does not retry a started tool with an effect after a crash when the run was cancelled meanwhile', async () => {
+    const { runId } = await t.submit('Write the notes.', { modelPolicy: 'fake:untrusted_tool_output' });
+    const first = await t.platform.queue.claim('w-crash-tool', 30_000, runId);
+    // The first lease stops (abandons, as a crash would) once the tool's start is durable.
+    const stop = new AbortController();
+    const crashing = t.platform.createRunLoop({}, (events) => {
+      if (events.some((e) => e.type === 'tool.call.started')) stop.abort(new LoopStopped('abandon'));
+    });
+    const written = await countingWrites(async (paths) => {
+      expect(await crashing.execute(first!, stop.signal)).toBe('abandoned');
+      expect(await invocations(runId)).toEqual([{ path: 'notes.md', status: 'running' }]);
+      expect((await t.commands.execute(new CancelRunCommand(LOCAL_PRINCIPAL, runId, 'test'))).outcome).toBe(
+        'cancel_requested',
+      );
+      await t.platform.db.query(`UPDATE runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [
+        runId,
+      ]);
+      const second = await t.platform.queue.claim('w-after-crash', 30_000, runId);
+      expect(await t.platform.createRunLoop().execute(second!, new AbortController().signal)).toBe('finished');
+      return paths;
+    });
+    // The interrupted call is not run again; it is recorded as failed (it may have taken effect).
+    expect(written).toEqual([]);
+    expect(await t.platform.runs.get(runId, null)).toMatchObject({ status: 'cancelled', modelCallCount: 1 });
+    const events = await t.events(runId);
+    const types = events.map((e) => e.type);
+    expect(types.filter((x) => x === 'tool.call.started')).toHaveLength(1);
+    expect(types.slice(types.lastIndexOf('run.started') + 1)).toEqual(['tool.call.failed', 'run.cancelled']);
+    expect(events.find((e) => e.type === 'tool.call.failed')?.data).toMatchObject({
+      errorCode: 'run_cancelled',
+      retryable: false,
+    });
+    expect(await invocations(runId)).toEqual([{ path: 'notes.md', status: 'failed' }]);
   });
 });

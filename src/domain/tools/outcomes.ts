@@ -13,6 +13,14 @@ export const APPROVAL_EXPIRED = 'approval_expired';
 export const APPROVAL_PENDING = 'approval_pending';
 export const RUN_CANCELLED = 'run_cancelled';
 
+/** The explanation of a call refused because its run's cancel was requested before it started. */
+export const RUN_CANCELLED_BEFORE_START =
+  'CANCELLED: the run was cancelled before this action started; it was NOT performed.';
+
+/** The message of a call an interrupted worker had started, not retried because its run's cancel was requested. */
+export const RUN_CANCELLED_BEFORE_RETRY =
+  'CANCELLED: the run was cancelled before this action was retried; an earlier attempt was interrupted and may or may not have taken effect.';
+
 /** The explanation recorded with an approval outcome; the model sees `{error: {code, message}}` only. */
 export function approvalOutcomeText(
   code: typeof APPROVAL_DENIED | typeof APPROVAL_EXPIRED | typeof RUN_CANCELLED,
