@@ -30,7 +30,6 @@ const IN_TX = Symbol('benchInTransaction');
 
 function classify(text: string): QueryKind {
   const t = text.trimStart().slice(0, 32).toUpperCase();
-  if (t.startsWith('WITH SEQ AS')) return 'append';
   // An append sent with its transaction's COMMIT as one message (the claim; PgEventStore.appendAndCommit).
   if (t.startsWith('EXECUTE AGENT_APPEND_')) return 'append_commit';
   if (t.startsWith('BEGIN')) return 'begin';
@@ -68,7 +67,9 @@ export class QueryCounter {
           : first && typeof first === 'object' && 'text' in first
             ? String(first.text)
             : '';
-      const kind = classify(text);
+      const name = first && typeof first === 'object' && 'name' in first ? String(first.name) : '';
+      // The event store's append statements are named agent_append_<hash> (append-statement.ts).
+      const kind = name.startsWith('agent_append_') ? 'append' : classify(text);
       if (kind === 'begin') this[IN_TX] = true;
       const rec: QueryRecord = {
         kind,
