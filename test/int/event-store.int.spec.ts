@@ -40,6 +40,16 @@ async function newSession(): Promise<string> {
   return id;
 }
 
+/** The first claim of run `runId`, by worker w1 at lease epoch 1. */
+function runClaimed(runId: string): NewEvent<'run.claimed'> {
+  return { type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } };
+}
+
+/** The first start of run `runId`, without a deadline or trace. */
+function runStarted(runId: string): NewEvent<'run.started'> {
+  return { type: 'run.started', runId, data: { attempt: 1, deadlineAt: null, traceId: null, spanId: null } };
+}
+
 /** A connection listening on both channels an append notifies, and what it has heard. */
 async function listenToAppends(): Promise<{ listener: Client; seen: { channel: string; payload: string }[] }> {
   const listener = new Client({ connectionString: tdb.url });
@@ -206,11 +216,7 @@ describe('PgEventStore', () => {
   it('refuses a write fenced by a newer lease epoch', async () => {
     const sid = await newSession();
     const runId = randomUUID();
-    await store.append(
-      sid,
-      [runQueued(runId), { type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }],
-      { tenantId: TENANT },
-    );
+    await store.append(sid, [runQueued(runId), runClaimed(runId)], { tenantId: TENANT });
     await store
       .append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], {
         tenantId: TENANT,
@@ -236,16 +242,16 @@ describe('PgEventStore', () => {
       const sid = await newSession();
       const runId = randomUUID();
       await store.append(sid, [runQueued(runId)], { tenantId: TENANT });
-      await other.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }], {
+      await other.append(sid, [runClaimed(runId)], {
         tenantId: TENANT,
       });
       // The holder of epoch 1 is not fenced by the stale cache, and a pinned expected sequence that
       // is right (3: created, queued, claimed) is not refused by it either.
-      const ok = await store.append(
-        sid,
-        [{ type: 'run.started', runId, data: { attempt: 1, deadlineAt: null, traceId: null, spanId: null } }],
-        { tenantId: TENANT, fence: { runId, leaseEpoch: 1 }, expectedSequence: 3 },
-      );
+      const ok = await store.append(sid, [runStarted(runId)], {
+        tenantId: TENANT,
+        fence: { runId, leaseEpoch: 1 },
+        expectedSequence: 3,
+      });
       expect(ok.lastSequence).toBe(4);
       // A real refusal stays one, decided on fresh rows, and writes nothing.
       await other.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], {
@@ -327,11 +333,7 @@ describe('PgEventStore', () => {
     await store.append(sid, [runQueued(runId)], { tenantId: TENANT });
     const afterQueued = await xmin();
     // A run's own progress changes nothing of the session: its row is not written (same tuple).
-    const claimed = await store.append(
-      sid,
-      [{ type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }],
-      { tenantId: TENANT },
-    );
+    const claimed = await store.append(sid, [runClaimed(runId)], { tenantId: TENANT });
     expect(claimed.lastSequence).toBe(3);
     expect(await xmin()).toBe(afterQueued);
     // A message does (message_count, updated_at).
@@ -340,11 +342,7 @@ describe('PgEventStore', () => {
     // Readers get the last sequence from the log, however the row was last written.
     const other = new PgEventStore(db, testClock);
     try {
-      const r = await other.append(
-        sid,
-        [{ type: 'run.started', runId, data: { attempt: 1, deadlineAt: null, traceId: null, spanId: null } }],
-        { tenantId: TENANT, expectedSequence: 4 },
-      );
+      const r = await other.append(sid, [runStarted(runId)], { tenantId: TENANT, expectedSequence: 4 });
       expect(r.lastSequence).toBe(5);
     } finally {
       await other.close();
@@ -360,16 +358,8 @@ describe('PgEventStore', () => {
     try {
       const sid = await newSession();
       const runId = randomUUID();
-      await store.append(
-        sid,
-        [runQueued(runId), { type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }],
-        { tenantId: TENANT },
-      );
-      await other.append(
-        sid,
-        [{ type: 'run.started', runId, data: { attempt: 1, deadlineAt: null, traceId: null, spanId: null } }],
-        { tenantId: TENANT },
-      );
+      await store.append(sid, [runQueued(runId), runClaimed(runId)], { tenantId: TENANT });
+      await other.append(sid, [runStarted(runId)], { tenantId: TENANT });
       const invocationId = randomUUID();
       await expect(
         store.append(
@@ -420,7 +410,7 @@ describe('PgEventStore', () => {
     // The run row goes bad; this process reads it (and caches what it derives from it)…
     await db.query('UPDATE runs SET model_call_count = 50 WHERE id = $1', [runId]);
     store.forgetCachedState(sid);
-    await store.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w1', leaseEpoch: 1, attempt: 1 } }], {
+    await store.append(sid, [runClaimed(runId)], {
       tenantId: TENANT,
     });
     // …then a repair rewrites it from the log…
