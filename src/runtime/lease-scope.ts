@@ -62,8 +62,6 @@ export class LeaseScope {
   /** Appends made (each one commit), for tests and metrics. */
   appends = 0;
   private lastSequence: number | null = null;
-  /** The session's last sequence as this scope knows it: its last write's, or the claim's. */
-  private known: number | null;
 
   constructor(
     private readonly store: EventStore,
@@ -73,14 +71,13 @@ export class LeaseScope {
     /** False when the claim found no tool invocation of the run (`ClaimPreload.hasToolInvocations`). */
     toolInvocationsAtStart = true,
     /** The session's last sequence as the claim read it (its session tail), if known. */
-    claimedThrough: number | null = null,
+    private readonly claimedThrough: number | null = null,
     /** Sees the events of every write of this scope once committed, in commit order. */
     private readonly onAppended?: (events: readonly StoredEvent[]) => void,
   ) {
     this.current = run;
     this.latest = checkpoint;
     this.toolInvocationsMayExist = toolInvocationsAtStart;
-    this.known = claimedThrough;
     // Older checkpoints of a resumed run may hold a provider continuation this scope never saw.
     this.continuationMayExist = checkpoint !== null;
   }
@@ -96,7 +93,7 @@ export class LeaseScope {
 
   /** The session's last sequence as this scope's latest write, or else the claim, left it (null if neither says). */
   get knownThrough(): number | null {
-    return this.known;
+    return this.lastSequence ?? this.claimedThrough;
   }
 
   /** The run row as the last write (or the read that began the lease) left it. */
@@ -176,7 +173,7 @@ export class LeaseScope {
       let expectedSequence: number | undefined;
       if (condition === 'current') {
         if (this.current.cancelRequestedAt) throw new CancelRequestedSince(this.claim.runId);
-        expectedSequence = this.known ?? undefined;
+        expectedSequence = this.knownThrough ?? undefined;
       } else expectedSequence = condition;
       const result = await this.store.append(this.claim.sessionId, batch, {
         tenantId: this.claim.tenantId,
@@ -201,7 +198,6 @@ export class LeaseScope {
       });
       this.appends += 1;
       this.lastSequence = result.lastSequence;
-      this.known = result.lastSequence;
       this.onAppended?.(result.events);
       if (result.run) this.current = result.run;
       for (const cp of [...interim.map((q) => q.checkpoint), ...(checkpoint ? [checkpoint] : [])]) {
