@@ -3,6 +3,7 @@ import type { RebuildTarget } from './rebuild-target';
 import { replay } from './replay';
 import { PROGRESS_TABLE } from './shadow-tables';
 import { ident } from './sql';
+import { lastSequenceSql } from '../pg-session-queries';
 
 /** Sessions replayed per round of the catch-up (bounds the id arrays sent to the server). */
 const SESSIONS_PER_ROUND = 1000;
@@ -23,7 +24,7 @@ export async function catchUp(
 ): Promise<{ sessionIds: string[]; events: number }> {
   const stale = await q.query<{ id: string }>(
     `SELECT s.id FROM sessions s LEFT JOIN ${ident(PROGRESS_TABLE)} p ON p.session_id = s.id
-      WHERE p.last_sequence IS DISTINCT FROM (SELECT max(e.sequence) FROM events e WHERE e.session_id = s.id)
+      WHERE p.last_sequence IS DISTINCT FROM ${lastSequenceSql('s')}
       ORDER BY s.id`,
   );
   const ids = stale.rows.map((r) => r.id);
