@@ -12,6 +12,7 @@ import { McpGrants1764660000000 } from './migrations/1764660000000-McpGrants';
 import { ExportHeartbeat1764700000000 } from './migrations/1764700000000-ExportHeartbeat';
 import { HotToolInvocations1764800000000 } from './migrations/1764800000000-HotToolInvocations';
 import { EventsRowGate1764800100000 } from './migrations/1764800100000-EventsRowGate';
+import { ReadModelGeneration1764800200000 } from './migrations/1764800200000-ReadModelGeneration';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
 export const MIGRATIONS = [
@@ -27,6 +28,7 @@ export const MIGRATIONS = [
   ExportHeartbeat1764700000000,
   HotToolInvocations1764800000000,
   EventsRowGate1764800100000,
+  ReadModelGeneration1764800200000,
 ];
 
 /**
