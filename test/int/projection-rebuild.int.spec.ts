@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Database } from '../../src/adapters/postgres/database';
-import { PgEventStore } from '../../src/adapters/postgres/event-store/pg-event-store';
+import { GENERATION_SQL, PgEventStore } from '../../src/adapters/postgres/event-store/pg-event-store';
 import {
   rebuildProjections,
   type RebuildProgress,
@@ -317,6 +317,11 @@ async function shadowTablesLeft(): Promise<string[]> {
   return r.rows.map((x) => x.relname);
 }
 
+/** The read-model generation as every append reads it. */
+async function readModelGeneration(): Promise<string> {
+  return (await db.query<{ g: string }>(`SELECT ${GENERATION_SQL} AS g`)).rows[0].g;
+}
+
 /** A run whose session has no active run, so rewriting its status cannot trip the one-active-run index. */
 async function completedRun(offset = 0): Promise<string> {
   const r = await db.query<{ id: string }>(
@@ -376,7 +381,10 @@ describe('rebuildProjections', () => {
   it('reports a corrupted run row by its key and the column status, leaving the live table untouched', async () => {
     const runId = await completedRun();
     await db.query(`UPDATE runs SET status = 'queued' WHERE id = $1`, [runId]);
+    const generation = await readModelGeneration();
     const report = await rebuildProjections(db, { verify: true });
+    // Verify rewrites nothing, so rows cached by appenders stay good.
+    expect(await readModelGeneration()).toBe(generation);
     const runs = projection(report, 'runs');
     expect(runs.differingRows).toBe(1);
     expect(runs.differences).toEqual([
@@ -391,8 +399,11 @@ describe('rebuildProjections', () => {
       (r) => r.id,
     );
     expect(corrupted).toHaveLength(1);
+    const generation = await readModelGeneration();
     const repair = await rebuildProjections(db, { verify: false });
     expect(repair.swapped).toBe(true);
+    // A repair starts a new read-model generation (ADR 0023): rows read before it are refused.
+    expect(await readModelGeneration()).not.toBe(generation);
     expect(projection(repair, 'runs').differences).toEqual([
       { key: corrupted[0], column: 'status', live: 'queued', rebuilt: 'completed', kind: 'different' },
     ]);
