@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Database } from '../../src/adapters/postgres/database';
-import { GENERATION_SQL, PgEventStore } from '../../src/adapters/postgres/event-store/pg-event-store';
+import {
+  GENERATION_READ_SQL,
+  GENERATION_SQL,
+  PgEventStore,
+} from '../../src/adapters/postgres/event-store/pg-event-store';
 import {
   rebuildProjections,
   type RebuildProgress,
@@ -317,9 +321,13 @@ async function shadowTablesLeft(): Promise<string[]> {
   return r.rows.map((x) => x.relname);
 }
 
-/** The read-model generation as every append reads it. */
+/** The read-model generation, as the append's check reads it and as the state reads label rows with it (the same value). */
 async function readModelGeneration(): Promise<string> {
-  return (await db.query<{ g: string }>(`SELECT ${GENERATION_SQL} AS g`)).rows[0].g;
+  const r = await db.query<{ check: string; read: string }>(
+    `SELECT ${GENERATION_SQL} AS check, ${GENERATION_READ_SQL} AS read`,
+  );
+  expect(r.rows[0].read).toBe(r.rows[0].check);
+  return r.rows[0].check;
 }
 
 /** A run whose session has no active run, so rewriting its status cannot trip the one-active-run index. */

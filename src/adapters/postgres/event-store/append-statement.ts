@@ -381,14 +381,25 @@ function sqlValue(v: unknown, type: string): unknown {
 /**
  * The read-model generation: which repair last rewrote projection rows. Every repair TRUNCATEs the
  * empty marker table `read_model_generation`, which gives it a new file node, so the file node names
- * the generation (ADR 0023). `pg_relation_filenode` answers from the backend's catalog cache: the
- * check opens, locks and scans no relation (reading `projection_watermarks` cost every append ~10 µs
- * of backend time). It is STABLE, so it is evaluated at execution, never folded into a cached plan,
- * and a backend sees a committed repair at its next transaction (catalog invalidations are taken in
- * at transaction start and whenever a lock is acquired, such as the append's lock on `events`, which
- * the repair holds until it commits).
+ * the generation (ADR 0023).
+ *
+ * Two spellings of the same value, for the two places it is read:
+ *  - `GENERATION_SQL`, the append statement's check: `pg_relation_filenode` answers from the
+ *    backend's catalog cache, so the check opens, locks and scans no relation (reading
+ *    `projection_watermarks` cost every append ~10 µs of backend time). It is STABLE, so it is
+ *    evaluated at execution, never folded into a cached plan. It is current there because the
+ *    statement inserts into `events`: a repair holds `events` in SHARE ROW EXCLUSIVE mode until it
+ *    commits, so the append's lock on `events` waits for it, and taking a lock takes in the catalog
+ *    invalidations (as a transaction's start does); and once the append holds that lock, no repair
+ *    can commit before the append does.
+ *  - `GENERATION_READ_SQL`, for the reads that label rows with the generation they were read in (the
+ *    store's state read, the claim's pre-read): the same column read from `pg_class` under the
+ *    statement's snapshot, so the label and the rows come from one snapshot. The catalog cache may
+ *    take in a repair's commit in the middle of a statement (at a lock taken during execution); a
+ *    label newer than the rows would let rows read before a repair pass the check after it.
  */
 export const GENERATION_SQL = `pg_relation_filenode('read_model_generation'::regclass)::text`;
+export const GENERATION_READ_SQL = `(SELECT relfilenode::text FROM pg_class WHERE oid = 'read_model_generation'::regclass)`;
 
 /**
  * Collects the statement's parts and values in one pass. Each part contributes a key fragment (the

@@ -20,7 +20,13 @@ import { pgError, type Database, type Queryable } from '../database';
 import { decodeEvent, encodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
 import { jsonbShape } from '../jsonb-shape';
 import { toRunRecord } from '../runs/run-row';
-import { buildAppendStatement, GENERATION_SQL, type ColumnTypes, type ProjectionWrite } from './append-statement';
+import {
+  buildAppendStatement,
+  GENERATION_READ_SQL,
+  GENERATION_SQL,
+  type ColumnTypes,
+  type ProjectionWrite,
+} from './append-statement';
 import { BatchedNotifier, type Notification } from '../notify/batched-notifier';
 import { SessionStateCache } from './session-state-cache';
 
@@ -29,7 +35,7 @@ const OPTIMISTIC_ATTEMPTS = 3;
 const MAX_ATTEMPTS = 10;
 const GENERATION = '__generation';
 const LAST_SEQUENCE = '__last_sequence';
-export { GENERATION_SQL };
+export { GENERATION_READ_SQL, GENERATION_SQL };
 
 /**
  * Rows a caller already read inside its transaction (`to_jsonb(row)` of each projection table, and
@@ -464,7 +470,7 @@ export class PgEventStore implements EventStore {
     // session's last sequence, the gate the batch's first event must follow.
     const values: unknown[] = [sessionId];
     const parts: string[] = [
-      `SELECT '${GENERATION}' AS p, to_jsonb(${GENERATION_SQL}) AS r`,
+      `SELECT '${GENERATION}' AS p, to_jsonb(${GENERATION_READ_SQL}) AS r`,
       `SELECT '${LAST_SEQUENCE}' AS p, to_jsonb(coalesce(max(sequence), 0)) AS r FROM events WHERE session_id = $1::uuid`,
     ];
     for (const proj of PROJECTIONS) {

@@ -5,7 +5,7 @@ import type { StoredEvent } from '../../../domain/events/payloads';
 import { ConcurrencyConflict } from '../../../domain/errors';
 import { committed, type Database, type PreparedSql, type Queryable } from '../database';
 import type { Row } from '../../../domain/projections';
-import { GENERATION_SQL, type PgEventStore, type PrereadState } from '../event-store/pg-event-store';
+import { GENERATION_READ_SQL, type PgEventStore, type PrereadState } from '../event-store/pg-event-store';
 import { consentStampOf } from '../../trajectory/consent-stamp';
 import { runProjection } from '../../../domain/projections/run-projection';
 import type { CheckpointState } from '../../../domain/run/checkpoint';
@@ -256,7 +256,7 @@ function claimSql(onlyRun: boolean): string {
                r.principal_id, r.started_at,
                to_jsonb(r) AS run_row,
                (SELECT to_jsonb(s) FROM sessions s WHERE s.id = r.session_id) AS session_row,
-               ${GENERATION_SQL} AS generation,
+               ${GENERATION_READ_SQL} AS generation,
                CASE WHEN r.started_at IS NULL THEN
                  (SELECT jsonb_build_object('status', t.status, 'version', t.version) FROM trajectory_consents t
                    WHERE t.tenant_id = r.tenant_id AND t.principal_id = r.principal_id)
