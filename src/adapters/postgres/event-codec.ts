@@ -85,5 +85,14 @@ export function decodeEvent(row: EventRow): StoredEvent {
   } as StoredEvent;
 }
 
+/**
+ * The last sequence of the session whose id is the SQL expression `sessionId` (0 before its first
+ * event): the log is the sequence's only record (ADR 0022), one backward probe of
+ * `events_session_sequence_key`. Every reader of a session's last sequence uses this.
+ */
+export function lastSequenceSql(sessionId: string): string {
+  return `(SELECT coalesce(max(e.sequence), 0) FROM events e WHERE e.session_id = ${sessionId})`;
+}
+
 export const EVENT_COLUMNS =
   'id, session_id, run_id, sequence, event_type, payload_schema_version, payload, actor_type, actor_id, tenant_id, trace_id, created_at';

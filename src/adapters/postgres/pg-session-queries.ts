@@ -3,16 +3,8 @@ import type { Principal } from '../../domain/principal';
 import type { SessionRecord, SessionStatus } from '../../domain/session';
 import type { Page, SessionMessage, SessionReadModel } from '../../ports/read-models';
 import type { Database } from './database';
-import { decodeEvent, EVENT_COLUMNS, type EventRow } from './event-codec';
+import { decodeEvent, EVENT_COLUMNS, lastSequenceSql, type EventRow } from './event-codec';
 import { decodeCursor, encodeCursor, isoOf, UUID_PATTERN } from './keyset-cursor';
-
-/**
- * A session's last sequence, for a query over `sessions` aliased `alias`: the log is the sequence's
- * only record (ADR 0014 session 10), one backward probe of `events_session_sequence_key`.
- */
-export function lastSequenceSql(alias: string): string {
-  return `(SELECT coalesce(max(e.sequence), 0) FROM events e WHERE e.session_id = ${alias}.id)`;
-}
 
 /** A `sessions` row with its `last_sequence` (see `lastSequenceSql`) as the domain's record. */
 export function toSessionRecord(r: Record<string, unknown>): SessionRecord {
@@ -47,7 +39,7 @@ export class PgSessionQueries implements SessionReadModel {
     }
     const rows = (
       await this.db.query(
-        `SELECT s.*, ${lastSequenceSql('s')} AS last_sequence FROM sessions s
+        `SELECT s.*, ${lastSequenceSql('s.id')} AS last_sequence FROM sessions s
           WHERE tenant_id = $1 AND principal_id = $2 AND status <> 'deleted' ${after}
           ORDER BY updated_at DESC, id DESC LIMIT $3`,
         values,

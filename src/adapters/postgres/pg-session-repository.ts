@@ -3,7 +3,8 @@ import type { SessionRecord } from '../../domain/session';
 import type { SessionRepository } from '../../ports/session-repository';
 import type { Database } from './database';
 import { UUID_PATTERN } from './keyset-cursor';
-import { lastSequenceSql, toSessionRecord } from './pg-session-queries';
+import { lastSequenceSql } from './event-codec';
+import { toSessionRecord } from './pg-session-queries';
 
 export class PgSessionRepository implements SessionRepository {
   constructor(private readonly db: Database) {}
@@ -12,7 +13,7 @@ export class PgSessionRepository implements SessionRepository {
   async get(sessionId: string, principal: Principal): Promise<SessionRecord | null> {
     if (!UUID_PATTERN.test(sessionId)) return null;
     const r = await this.db.query(
-      `SELECT s.*, ${lastSequenceSql('s')} AS last_sequence FROM sessions s
+      `SELECT s.*, ${lastSequenceSql('s.id')} AS last_sequence FROM sessions s
         WHERE s.id = $1 AND s.tenant_id = $2 AND s.principal_id = $3`,
       [sessionId, principal.tenantId, principal.principalId],
     );

@@ -17,7 +17,7 @@ import {
 } from '../../../domain/errors';
 import { escapeLiteral } from 'pg';
 import { pgError, type Database, type Queryable } from '../database';
-import { decodeEvent, encodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
+import { decodeEvent, encodeEvent, EVENT_COLUMNS, lastSequenceSql, type EventRow } from '../event-codec';
 import { jsonbShape } from '../jsonb-shape';
 import { toRunRecord } from '../runs/run-row';
 import {
@@ -471,7 +471,7 @@ export class PgEventStore implements EventStore {
     const values: unknown[] = [sessionId];
     const parts: string[] = [
       `SELECT '${GENERATION}' AS p, to_jsonb(${GENERATION_READ_SQL}) AS r`,
-      `SELECT '${LAST_SEQUENCE}' AS p, to_jsonb(coalesce(max(sequence), 0)) AS r FROM events WHERE session_id = $1::uuid`,
+      `SELECT '${LAST_SEQUENCE}' AS p, to_jsonb(${lastSequenceSql('$1::uuid')}) AS r`,
     ];
     for (const proj of PROJECTIONS) {
       if (proj.keyColumn === null) continue;

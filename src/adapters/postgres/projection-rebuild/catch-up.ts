@@ -3,7 +3,7 @@ import type { RebuildTarget } from './rebuild-target';
 import { replay } from './replay';
 import { PROGRESS_TABLE } from './shadow-tables';
 import { ident } from './sql';
-import { lastSequenceSql } from '../pg-session-queries';
+import { lastSequenceSql } from '../event-codec';
 
 /** Sessions replayed per round of the catch-up (bounds the id arrays sent to the server). */
 const SESSIONS_PER_ROUND = 1000;
@@ -24,7 +24,7 @@ export async function catchUp(
 ): Promise<{ sessionIds: string[]; events: number }> {
   const stale = await q.query<{ id: string }>(
     `SELECT s.id FROM sessions s LEFT JOIN ${ident(PROGRESS_TABLE)} p ON p.session_id = s.id
-      WHERE p.last_sequence IS DISTINCT FROM ${lastSequenceSql('s')}
+      WHERE p.last_sequence IS DISTINCT FROM ${lastSequenceSql('s.id')}
       ORDER BY s.id`,
   );
   const ids = stale.rows.map((r) => r.id);
