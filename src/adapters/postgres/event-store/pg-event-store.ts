@@ -197,8 +197,6 @@ export class PgEventStore implements EventStore {
         createdAt,
         commit,
       );
-      const runIds = new Set<string>();
-      for (const d of drafts) if (d.runId !== null) runIds.add(d.runId);
       this.cache.store(
         sessionId,
         done.result.lastSequence,
@@ -206,7 +204,7 @@ export class PgEventStore implements EventStore {
         done.changed,
         generation,
         this.clock.nowMs(),
-        runIds,
+        done.runIds,
       );
       return done;
     } catch (e) {
@@ -231,7 +229,13 @@ export class PgEventStore implements EventStore {
     notifyInStatement: boolean,
     createdAt: string,
     commit = false,
-  ): Promise<{ result: AppendResult; notifications: Notification[]; changed: Map<Projection, Map<string, Row>> }> {
+  ): Promise<{
+    result: AppendResult;
+    notifications: Notification[];
+    changed: Map<Projection, Map<string, Row>>;
+    /** The runs the batch's events belong to (the NOTIFY names them; the cache keeps their rows). */
+    runIds: ReadonlySet<string>;
+  }> {
     const creating = drafts[0].type === 'session.created';
     const sessionRow = state.get(sessionProjection)?.get(sessionId);
     if (creating && sessionRow) throw new ConflictError(`session ${sessionId} already exists`, { sessionId });
@@ -282,7 +286,8 @@ export class PgEventStore implements EventStore {
     if (creating && !newSessionRow)
       throw new InvalidEventPayloadError(`batch for session ${sessionId} produced no session state`, { sessionId });
     const lastSequence = last + stored.length;
-    const runIds = [...new Set(stored.map((s) => s.runId).filter((r): r is string => r !== null))];
+    const runIds = new Set<string>();
+    for (const s of stored) if (s.runId !== null) runIds.add(s.runId);
     const readyRunId = stored.some(
       (s) => s.type === 'run.queued' || s.type === 'run.resumed' || s.type === 'run.released',
     )
@@ -293,7 +298,7 @@ export class PgEventStore implements EventStore {
     const notifyPayload = JSON.stringify({
       s: sessionId,
       t: options.tenantId,
-      r: runIds,
+      r: [...runIds],
       from: last + 1,
       to: lastSequence,
     });
@@ -398,7 +403,7 @@ export class PgEventStore implements EventStore {
       ? (changed.get(runProjection)?.get(options.fence.runId) ?? state.get(runProjection)?.get(options.fence.runId))
       : undefined;
     const run = fencedRun ? toRunRecord(fencedRun) : undefined;
-    return { result: { events, lastSequence, ...(run ? { run } : {}) }, notifications, changed };
+    return { result: { events, lastSequence, ...(run ? { run } : {}) }, notifications, changed, runIds };
   }
 
   private async translate(err: unknown, sessionId: string, options: AppendOptions): Promise<unknown> {
