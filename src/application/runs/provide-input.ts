@@ -1,13 +1,16 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { ConcurrencyConflict, ConflictError, NotFoundError, ValidationError } from '../../domain/errors';
-import type { StoredEvent } from '../../domain/events/payloads';
+import { runStateOf } from '../../domain/deciders/run';
+import { askedQuestion, decideInput, questionsOf, type RunInputState } from '../../domain/deciders/run-input';
+import { toolInvocationStateOf, type ToolInvocationStatus } from '../../domain/deciders/tool-invocation';
+import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import type { EventStore } from '../../ports/event-store';
 import type { RunRepository } from '../../ports/run-store';
 import type { SessionRepository } from '../../ports/session-repository';
 import type { ToolRecordStore } from '../../ports/tool-records';
 import { TOOL_RECORDS } from '../approvals/tokens';
+import { handleCommand, type LoadedState } from '../command-handler';
 import { EVENT_STORE, RUN_REPOSITORY, SESSION_REPOSITORY } from '../tokens';
 
 export interface ProvidedInput {
@@ -35,29 +38,11 @@ export class ProvideRunInputCommand extends Command<ProvidedInput> {
 
 const MAX_INPUT_CHARS = 32_000;
 
-interface Question {
-  readonly questionId: string;
-  readonly answer: string | null;
-}
-
-/** The run's questions in order, with the answer each got (the ask_user invocation's result). */
-function questionsOf(events: readonly StoredEvent[]): Question[] {
-  const answers = new Map<string, string>();
-  for (const e of events) {
-    if (e.type === 'tool.call.completed' && typeof e.data.result.answer === 'string')
-      answers.set(e.data.invocationId, e.data.result.answer);
-  }
-  return events.flatMap((e) =>
-    e.type === 'run.waiting_for_user'
-      ? [{ questionId: e.data.questionId, answer: answers.get(e.data.questionId) ?? null }]
-      : [],
-  );
-}
-
 /**
  * Delivers the answer as the result of the question's invocation (labelled `user`) and re-queues the
  * same run in one append conditional on the session sequence, so two concurrent answers cannot
- * both resume it. Refuses input for a run that is not waiting for the user (ConflictError).
+ * both resume it (domain/deciders/run-input.ts decides). Refuses input for a run that is not waiting
+ * for the user (ConflictError).
  */
 @CommandHandler(ProvideRunInputCommand)
 export class ProvideRunInputHandler implements ICommandHandler<ProvideRunInputCommand> {
@@ -73,70 +58,54 @@ export class ProvideRunInputHandler implements ICommandHandler<ProvideRunInputCo
       throw new ValidationError('input text must not be empty', { field: 'text' });
     if (cmd.text.length > MAX_INPUT_CHARS)
       throw new ValidationError(`input text is longer than ${MAX_INPUT_CHARS} characters`, { field: 'text' });
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const located = await this.runs.get(cmd.runId, cmd.principal);
-      if (!located) throw new NotFoundError(`run ${cmd.runId} not found`, { runId: cmd.runId });
-      // The sequence is read before the state it guards (see ApprovalService.withRetries).
-      const session = await this.sessions.get(located.sessionId, cmd.principal);
-      if (!session) throw new NotFoundError(`run ${cmd.runId} not found`, { runId: cmd.runId });
-      const run = await this.runs.get(cmd.runId, cmd.principal);
-      if (!run) throw new NotFoundError(`run ${cmd.runId} not found`, { runId: cmd.runId });
-      const questions = questionsOf(await this.store.listRunEvents(run.id, cmd.principal));
-      const asked = cmd.questionId ? questions.filter((q) => q.questionId === cmd.questionId).at(-1) : questions.at(-1);
-      if (cmd.questionId && !asked)
-        throw new NotFoundError(`run ${run.id} asked no question ${cmd.questionId}`, {
-          runId: run.id,
-          questionId: cmd.questionId,
-        });
-      if (asked && asked.answer !== null) {
-        if (asked.answer === cmd.text)
-          return { runId: run.id, questionId: asked.questionId, outcome: 'already_provided' };
-        throw new ConflictError(`question ${asked.questionId} of run ${run.id} was already answered`, {
-          runId: run.id,
-          questionId: asked.questionId,
-        });
-      }
-      if (run.status !== 'waiting_for_user' || !asked) {
-        throw new ConflictError(`run ${run.id} is ${run.status}, not waiting for user input`, {
-          runId: run.id,
-          status: run.status,
-        });
-      }
-      const inv = await this.records.invocation(asked.questionId, cmd.principal.tenantId);
-      const choices =
-        inv?.arguments.expected === 'choice' && Array.isArray(inv.arguments.choices)
-          ? (inv.arguments.choices as unknown[])
-          : null;
-      if (choices && choices.length > 0 && !choices.includes(cmd.text)) {
-        throw new ValidationError(`the answer must be one of: ${choices.map(String).join(', ')}`, { field: 'text' });
-      }
-      const actor = { runId: run.id, actorType: 'user' as const, actorId: cmd.principal.principalId };
-      try {
-        await this.store.append(
-          run.sessionId,
-          [
-            {
-              ...actor,
-              type: 'tool.call.completed',
-              data: {
-                invocationId: asked.questionId,
-                result: { answer: cmd.text, question_id: asked.questionId },
-                truncated: false,
-                latencyMs: 0,
-                trust: 'user',
-              },
-            },
-            { ...actor, type: 'run.resumed', data: { reason: 'user_input' } },
-          ],
-          { tenantId: cmd.principal.tenantId, expectedSequence: session.lastSequence },
-        );
-        return { runId: run.id, questionId: asked.questionId, outcome: 'resumed' };
-      } catch (e) {
-        if (!(e instanceof ConcurrencyConflict)) throw e;
-      }
-    }
-    throw new ConflictError(`run ${cmd.runId} kept changing while input was delivered; try again`, {
-      runId: cmd.runId,
+    const { principal, runId, questionId } = cmd;
+    return handleCommand(this.store, {
+      load: () => this.load(cmd),
+      decide: (state) =>
+        decideInput(
+          { kind: 'ProvideInput', runId, principalId: principal.principalId, text: cmd.text, questionId },
+          state,
+        ),
+      result: ({ state }, appended) => ({
+        runId,
+        // The decider refused unless a question was asked.
+        questionId: askedQuestion(state.questions, questionId)!.questionId,
+        outcome: appended.length > 0 ? 'resumed' : 'already_provided',
+      }),
+      exhausted: () => new ConflictError(`run ${runId} kept changing while input was delivered; try again`, { runId }),
     });
+  }
+
+  private async load(cmd: ProvideRunInputCommand): Promise<LoadedState<RunInputState>> {
+    const { principal, runId } = cmd;
+    const notFound = () => new NotFoundError(`run ${runId} not found`, { runId });
+    const located = await this.runs.get(runId, principal);
+    if (!located) throw notFound();
+    // The sequence is read before the state it guards (see handleCommand).
+    const session = await this.sessions.get(located.sessionId, principal);
+    if (!session) throw notFound();
+    const run = await this.runs.get(runId, principal);
+    if (!run) throw notFound();
+    const questions = questionsOf(await this.store.listRunEvents(run.id, principal));
+    const asked = askedQuestion(questions, cmd.questionId);
+    // The question's invocation (its choices) matters only to an answer that may be recorded.
+    const inv =
+      asked && asked.answer === null && run.status === 'waiting_for_user'
+        ? await this.records.invocation(asked.questionId, principal.tenantId)
+        : null;
+    return {
+      sessionId: run.sessionId,
+      tenantId: principal.tenantId,
+      state: {
+        run: runStateOf(run),
+        questions,
+        invocation: inv ? toolInvocationStateOf(inv.id, inv.status as ToolInvocationStatus) : null,
+        choices:
+          inv?.arguments.expected === 'choice' && Array.isArray(inv.arguments.choices)
+            ? (inv.arguments.choices as unknown[])
+            : null,
+      },
+      expectedSequence: session.lastSequence,
+    };
   }
 }

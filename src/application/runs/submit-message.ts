@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors';
+import { sessionDecider, sessionStateOf } from '../../domain/deciders/session';
+import { ConcurrencyConflict, ConflictError, NotFoundError, ValidationError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import type { RunLimits } from '../../domain/run/limits';
 import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { IdFactory } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
 import type { SessionRepository } from '../../ports/session-repository';
+import { handleCommand } from '../command-handler';
 import {
   AGENT_CATALOG,
   APP_SETTINGS,
@@ -75,48 +77,8 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
       const prior = await this.sessions.idempotentSubmission(cmd.principal, cmd.idempotencyKey);
       if (prior) return this.replay(prior, requestHash);
     }
-    const session = await this.sessions.get(cmd.sessionId, cmd.principal);
-    if (!session || session.status === 'deleted')
-      throw new NotFoundError(`session ${cmd.sessionId} not found`, { sessionId: cmd.sessionId });
-    const agent = await this.agents.get(session.agentId, session.agentVersion);
-    if (!agent)
-      throw new NotFoundError(`agent ${session.agentId} v${session.agentVersion} not found`, {
-        agentId: session.agentId,
-      });
-
-    const runId = this.ids.uuid();
-    const messageId = this.ids.uuid();
     try {
-      await this.store.append(
-        cmd.sessionId,
-        [
-          {
-            type: 'user.message.created',
-            runId,
-            actorType: 'user',
-            actorId: cmd.principal.principalId,
-            data: { messageId, content: [{ type: 'text', text }] },
-          },
-          {
-            type: 'run.queued',
-            runId,
-            actorType: 'user',
-            actorId: cmd.principal.principalId,
-            data: {
-              agentId: agent.id,
-              agentVersion: agent.version,
-              principalId: cmd.principal.principalId,
-              modelPolicy: cmd.overrides.modelPolicy ?? agent.modelPolicy,
-              userMessageId: messageId,
-              limits: { ...agent.limits, ...cmd.overrides.limits },
-              priority: cmd.overrides.priority ?? 100,
-              idempotencyKey: cmd.idempotencyKey,
-              requestHash: cmd.idempotencyKey === null ? null : requestHash,
-            },
-          },
-        ],
-        { tenantId: cmd.principal.tenantId },
-      );
+      return await this.submit(cmd, text, requestHash);
     } catch (e) {
       // A concurrent submit with the same key won the race: answer as it would have.
       if (e instanceof ConflictError && cmd.idempotencyKey !== null) {
@@ -125,7 +87,56 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
       }
       throw e;
     }
-    return { runId, sessionId: cmd.sessionId, status: 'queued', replayed: false };
+  }
+
+  /**
+   * The message and its queued run, in one append. Unconditional on the sequence: the database's
+   * one-active-run index refuses a second active run (ConflictError), and the idempotency index a
+   * reused key.
+   */
+  private submit(cmd: SubmitMessageCommand, text: string, requestHash: string): Promise<SubmittedRun> {
+    const { principal } = cmd;
+    return handleCommand(this.store, {
+      load: async () => {
+        const session = await this.sessions.get(cmd.sessionId, principal);
+        if (!session || session.status === 'deleted')
+          throw new NotFoundError(`session ${cmd.sessionId} not found`, { sessionId: cmd.sessionId });
+        const agent = await this.agents.get(session.agentId, session.agentVersion);
+        if (!agent)
+          throw new NotFoundError(`agent ${session.agentId} v${session.agentVersion} not found`, {
+            agentId: session.agentId,
+          });
+        const ids = { runId: this.ids.uuid(), messageId: this.ids.uuid() };
+        return { sessionId: cmd.sessionId, tenantId: principal.tenantId, state: { session, agent, ...ids } };
+      },
+      decide: ({ session, agent, runId, messageId }) =>
+        sessionDecider.decide(
+          {
+            kind: 'SubmitMessage',
+            sessionId: cmd.sessionId,
+            messageId,
+            content: [{ type: 'text', text }],
+            run: {
+              runId,
+              actor: { actorType: 'user', actorId: principal.principalId },
+              agentId: agent.id,
+              agentVersion: agent.version,
+              principalId: principal.principalId,
+              modelPolicy: cmd.overrides.modelPolicy ?? agent.modelPolicy,
+              limits: { ...agent.limits, ...cmd.overrides.limits },
+              priority: cmd.overrides.priority ?? 100,
+              idempotencyKey: cmd.idempotencyKey,
+              requestHash: cmd.idempotencyKey === null ? null : requestHash,
+            },
+          },
+          sessionStateOf(session, null),
+        ),
+      result: ({ state }) => ({ runId: state.runId, sessionId: cmd.sessionId, status: 'queued', replayed: false }),
+      exhausted: () =>
+        new ConcurrencyConflict(`session ${cmd.sessionId} kept changing while the message was submitted; try again`, {
+          sessionId: cmd.sessionId,
+        }),
+    });
   }
 
   private replay(prior: { runId: string; sessionId: string; requestHash: string }, requestHash: string): SubmittedRun {

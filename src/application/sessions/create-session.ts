@@ -1,10 +1,12 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { NotFoundError, ValidationError } from '../../domain/errors';
+import { sessionDecider } from '../../domain/deciders/session';
+import { ConcurrencyConflict, NotFoundError, ValidationError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { IdFactory } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
+import { handleCommand } from '../command-handler';
 import { AGENT_CATALOG, APP_SETTINGS, EVENT_STORE, ID_FACTORY, type ApplicationSettings } from '../tokens';
 
 export interface CreatedSession {
@@ -44,24 +46,25 @@ export class CreateSessionHandler implements ICommandHandler<CreateSessionComman
     const agent = await this.agents.current(agentId);
     if (!agent) throw new NotFoundError(`unknown agent "${agentId}"`, { field: 'agent_id', agentId });
     const id = this.ids.uuid();
-    await this.store.append(
-      id,
-      [
-        {
-          type: 'session.created',
-          actorType: 'user',
-          actorId: cmd.principal.principalId,
-          data: {
+    const { principal } = cmd;
+    return handleCommand(this.store, {
+      load: async () => ({ sessionId: id, tenantId: principal.tenantId, state: sessionDecider.initialState() }),
+      decide: (state) =>
+        sessionDecider.decide(
+          {
+            kind: 'CreateSession',
+            actor: { actorType: 'user', actorId: principal.principalId },
             agentId: agent.id,
             agentVersion: agent.version,
-            principalId: cmd.principal.principalId,
+            principalId: principal.principalId,
             title: cmd.title,
             metadata: cmd.metadata,
           },
-        },
-      ],
-      { tenantId: cmd.principal.tenantId },
-    );
-    return { id, status: 'active', agentId: agent.id, agentVersion: agent.version };
+          state,
+        ),
+      result: () => ({ id, status: 'active', agentId: agent.id, agentVersion: agent.version }),
+      // A fresh id: the append is unconditional and never conflicts.
+      exhausted: () => new ConcurrencyConflict(`session ${id} could not be created; try again`, { sessionId: id }),
+    });
   }
 }

@@ -1,11 +1,12 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { ConcurrencyConflict, InvalidStateTransition, NotFoundError } from '../../domain/errors';
+import { sessionDecider, sessionStateOf } from '../../domain/deciders/session';
+import { ConcurrencyConflict, NotFoundError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
-import { isTerminal } from '../../domain/run/status';
 import type { EventStore } from '../../ports/event-store';
 import type { RunRepository } from '../../ports/run-store';
 import type { SessionRepository } from '../../ports/session-repository';
+import { handleCommand } from '../command-handler';
 import { EVENT_STORE, RUN_REPOSITORY, SESSION_REPOSITORY } from '../tokens';
 
 export interface DeletedSession {
@@ -38,46 +39,37 @@ export class DeleteSessionHandler implements ICommandHandler<DeleteSessionComman
   ) {}
 
   async execute(cmd: DeleteSessionCommand): Promise<DeletedSession> {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const session = await this.sessions.get(cmd.sessionId, cmd.principal);
-      if (!session) throw new NotFoundError(`session ${cmd.sessionId} not found`, { sessionId: cmd.sessionId });
-      if (session.status === 'deleted') return { sessionId: session.id, deletedNow: false };
-      if (session.activeRunId !== null) {
-        const run = await this.runs.get(session.activeRunId, cmd.principal);
-        if (run && !isTerminal(run.status)) {
-          throw new InvalidStateTransition(
-            `session ${session.id} has a ${run.status} run; cancel it and wait for it to end before deleting`,
-            {
-              sessionId: session.id,
-              runId: run.id,
-              runStatus: run.status,
-            },
-          );
-        }
-      }
-      try {
-        await this.store.append(
-          session.id,
-          [
-            {
-              type: 'session.deleted',
-              actorType: 'user',
-              actorId: cmd.principal.principalId,
-              data: { reason: cmd.reason },
-            },
-          ],
+    const { principal, sessionId } = cmd;
+    return handleCommand(this.store, {
+      load: async () => {
+        const session = await this.sessions.get(sessionId, principal);
+        if (!session) throw new NotFoundError(`session ${sessionId} not found`, { sessionId });
+        const run =
+          session.status === 'active' && session.activeRunId !== null
+            ? await this.runs.get(session.activeRunId, principal)
+            : null;
+        return {
+          sessionId: session.id,
+          tenantId: principal.tenantId,
+          state: sessionStateOf(session, run),
+          expectedSequence: session.lastSequence,
+        };
+      },
+      decide: (state) =>
+        sessionDecider.decide(
           {
-            tenantId: cmd.principal.tenantId,
-            expectedSequence: session.lastSequence,
+            kind: 'DeleteSession',
+            sessionId,
+            actor: { actorType: 'user', actorId: principal.principalId },
+            reason: cmd.reason,
           },
-        );
-        return { sessionId: session.id, deletedNow: true };
-      } catch (e) {
-        if (!(e instanceof ConcurrencyConflict)) throw e;
-      }
-    }
-    throw new ConcurrencyConflict(`session ${cmd.sessionId} kept changing while it was being deleted; try again`, {
-      sessionId: cmd.sessionId,
+          state,
+        ),
+      result: (loaded, appended) => ({ sessionId: loaded.sessionId, deletedNow: appended.length > 0 }),
+      exhausted: () =>
+        new ConcurrencyConflict(`session ${sessionId} kept changing while it was being deleted; try again`, {
+          sessionId,
+        }),
     });
   }
 }

@@ -1,7 +1,8 @@
 import type { ApprovalActionKind } from '../events/payloads';
 import { APPROVAL_DENIED, APPROVAL_EXPIRED, approvalOutcomeText, RUN_CANCELLED } from '../tools/outcomes';
 import { approvalDecider, type ApprovalState } from './approval';
-import { combine, type Actor, type Decision } from './decider';
+import { ConflictError } from '../errors';
+import { accept, combine, refuse, type Actor, type Decision } from './decider';
 import { runDecider, type RunState } from './run';
 import { toolInvocationDecider, toolInvocationStateOf } from './tool-invocation';
 
@@ -133,6 +134,15 @@ function expire(cmd: ExpirePendingApproval, { approval: a, run }: ApprovalResolu
       { ...base, kind: 'ExpireApproval', approvalId: a.state.approvalId!, nowMs: cmd.nowMs },
       a.state,
     ),
+    // Only a run waiting for this approval is failed by its expiry (a resume checks it itself).
+    run.status === 'waiting_for_approval'
+      ? accept()
+      : refuse(
+          new ConflictError(`run ${a.runId} is ${run.status}, not waiting for approval`, {
+            runId: a.runId,
+            status: run.status,
+          }),
+        ),
     ...(a.invocationId ? [refusal(a, cmd.reaperId, APPROVAL_EXPIRED, null)] : []),
     cmd.onExpiry === 'fail_run'
       ? runDecider.decide(

@@ -1,6 +1,6 @@
 import { InvalidStateTransition, NotFoundError } from '../errors';
 import type { ContentPart } from '../conversation/items';
-import { RUN_ENDING_EVENTS, type RunStatus } from '../run/status';
+import { isTerminal, RUN_ENDING_EVENTS, type RunStatus } from '../run/status';
 import { accept, combine, event, refuse, type Actor, type Decider, type Decision, type DecidedEvent } from './decider';
 import { runDecider, runStatusAfter, type QueueRun } from './run';
 
@@ -9,6 +9,20 @@ export interface SessionState {
   readonly status: 'absent' | 'active' | 'deleted';
   /** The session's active (non-terminal) run and its status, or null (plan §27.5: at most one). */
   readonly activeRun: { readonly runId: string; readonly status: RunStatus } | null;
+}
+
+/**
+ * The state a session's read-model row stands for, with its active run's row (the projections
+ * fold the same events). A run that has ended is no longer active.
+ */
+export function sessionStateOf(
+  session: { readonly status: 'active' | 'deleted' },
+  activeRun: { readonly id: string; readonly status: RunStatus } | null,
+): SessionState {
+  return {
+    status: session.status,
+    activeRun: activeRun && !isTerminal(activeRun.status) ? { runId: activeRun.id, status: activeRun.status } : null,
+  };
 }
 
 export interface CreateSession {

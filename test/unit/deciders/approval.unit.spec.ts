@@ -207,6 +207,14 @@ describe('approval resolution across approval, invocation and run', () => {
       errorCode: 'approval_expired',
     });
     expect(types(expire('fail_run', EXPIRY_MS - 1))).toBe('conflict');
+    // Expiry never ends a run that is not waiting for this approval.
+    const running = decideApprovalResolution(
+      { kind: 'ExpirePendingApproval', reaperId: 'r', nowMs: EXPIRY_MS, onExpiry: 'fail_run' },
+      state({}, history.running()),
+    );
+    expect(running.kind === 'refused' && running.refusal.message).toBe(
+      `run ${RUN} is running, not waiting for approval`,
+    );
   });
 
   it('a cancel reaps pending approvals: resolved as denied, a tool call refused with run_cancelled', () => {
