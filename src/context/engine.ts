@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import type { AgentSpec } from '../domain/agent';
 import type { ConversationItem } from '../domain/conversation/items';
 import type { CompactionSummary, ContextBuildRecord } from '../domain/context/working-state';
+import { eventsOrThrow, WORKER } from '../domain/deciders/decider';
+import { modelCallDecider } from '../domain/deciders/model-call';
 import { ContextBuildError, ContextOverflow, CorruptEventError } from '../domain/errors';
 import type { EventPayloads, NewEvent, StoredEvent } from '../domain/events/payloads';
 import type { CacheBreakpoint, ModelRequest, ModelToolDefinition } from '../domain/model/model-events';
@@ -316,7 +318,12 @@ export class ContextEngine {
           compactions += 1;
           const data = compactionEvent(out, inputs, replace, compaction?.data ?? null, before);
           compaction = { data };
-          events.push({ type: 'context.compacted', runId: inputs.runId, actorType: 'worker', data });
+          // The build precedes its model call's start: the call is still `building` (its initial state).
+          const compacted = modelCallDecider.decide(
+            { kind: 'RecordCompaction', runId: inputs.runId, actor: WORKER, compaction: data },
+            modelCallDecider.initialState(),
+          );
+          events.push(...eventsOrThrow(compacted));
           continue;
         }
       }

@@ -1,3 +1,4 @@
+import type { LoadedSkill } from '../domain/deciders/tool-invocation';
 import type { NewEvent, ToolResultTrust } from '../domain/events/payloads';
 import type { Tool } from '../ports/tool';
 
@@ -23,7 +24,16 @@ export interface ToolExtensions {
   readonly trust?: TrustRule;
   /** A control tool suspends the run instead of executing (plan §27.3). */
   readonly control?: 'ask_user';
-  /** Extra run events recorded in the same append as `tool.call.completed` (e.g. `run.skill.loaded`). */
+  /**
+   * The skill a `skill.load` result brought into the run: the tool invocation decider records it
+   * with the completion (`CompleteToolCall.loadedSkill` → `run.skill.loaded`).
+   */
+  loadedSkill?(output: Record<string, unknown>): LoadedSkill | null;
+  /**
+   * Extra run events recorded in the same append as `tool.call.completed` (`run.skill.loaded`),
+   * decided by the tool invocation decider. Superseded by `loadedSkill` once the pipeline completes
+   * calls through the decider.
+   */
   eventsFor?(output: Record<string, unknown>, invocationId: string): NewEvent[];
 }
 

@@ -15,6 +15,8 @@ import type { Clock, IdFactory } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
 import type { Logger } from '../../ports/logger';
 import type { Database } from '../postgres/database';
+import { artifactDecider } from '../../domain/deciders/artifact';
+import { eventsOrThrow } from '../../domain/deciders/decider';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The only storage keys the store writes or will open: derived from the SHA-256, relative to the root. */
@@ -243,26 +245,25 @@ export class FsArtifactStore implements ArtifactStore {
     const { events } = this.opts;
     if (!events || !meta.runId || !meta.sessionId) return;
     try {
-      await events.append(
-        meta.sessionId,
-        [
-          {
-            type: 'artifact.created',
-            runId: meta.runId,
-            actorType: 'system',
-            data: {
-              artifactId: meta.id,
-              name: meta.name,
-              mediaType: meta.mediaType,
-              sha256: meta.sha256,
-              sizeBytes: meta.sizeBytes,
-              source: meta.source,
-              expiresAt: meta.expiresAt ?? null,
-            },
+      // A new artifact id: the decider's initial state is the artifact's.
+      const created = artifactDecider.decide(
+        {
+          kind: 'CreateArtifact',
+          runId: meta.runId,
+          actor: { actorType: 'system' },
+          artifact: {
+            artifactId: meta.id,
+            name: meta.name,
+            mediaType: meta.mediaType,
+            sha256: meta.sha256,
+            sizeBytes: meta.sizeBytes,
+            source: meta.source,
+            expiresAt: meta.expiresAt ?? null,
           },
-        ],
-        { tenantId: meta.tenantId },
+        },
+        artifactDecider.initialState(),
       );
+      await events.append(meta.sessionId, eventsOrThrow(created), { tenantId: meta.tenantId });
     } catch (e) {
       // No event, no artifact: the metadata goes; the blob is left to the sweeper (it may be shared).
       await this.opts.db.query('DELETE FROM artifacts WHERE id = $1', [meta.id]).catch(() => undefined);

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mcpGrantsOf } from '../../domain/agent';
+import { agentGrantDecider } from '../../domain/deciders/agent-grant';
+import { eventsOrThrow, evolveAll } from '../../domain/deciders/decider';
+import { sessionDecider } from '../../domain/deciders/session';
 import { NotFoundError } from '../../domain/errors';
 import type { GrantDecision, McpServerGrant } from '../../domain/mcp-grants';
 import type { Principal } from '../../domain/principal';
@@ -85,46 +88,38 @@ export class PgMcpGrants {
           [agentId, serverId],
         )
       ).rows[0];
-      const revision = (row?.revision ?? 0) + 1;
       const exists = (await client.query('SELECT 1 FROM sessions WHERE id = $1', [sessionId])).rows.length > 0;
-      if (!exists)
-        await this.store.appendWith(
-          client,
-          sessionId,
-          [
-            {
-              type: 'session.created',
-              actorType: 'system',
-              data: {
-                agentId,
-                agentVersion: agent.version,
-                principalId: AUDIT_PRINCIPAL,
-                title: `MCP grant audit of agent ${agentId}`,
-                metadata: { audit: 'mcp_grants' },
-              },
-            },
-          ],
-          { tenantId: principal.tenantId },
-        );
-      await this.store.appendWith(
-        client,
-        sessionId,
-        [
+      if (!exists) {
+        const audit = sessionDecider.decide(
           {
-            type: 'agent.mcp_grant.replaced',
-            actorType: 'admin',
-            actorId: principal.principalId,
-            data: {
-              agentId,
-              serverId,
-              grant: { default: grant.default, tools: { ...grant.tools } },
-              previous: previous ? { default: previous.default, tools: { ...previous.tools } } : null,
-              revision,
-            },
+            kind: 'CreateSession',
+            actor: { actorType: 'system' },
+            agentId,
+            agentVersion: agent.version,
+            principalId: AUDIT_PRINCIPAL,
+            title: `MCP grant audit of agent ${agentId}`,
+            metadata: { audit: 'mcp_grants' },
           },
-        ],
-        { tenantId: principal.tenantId },
+          sessionDecider.initialState(),
+        );
+        await this.store.appendWith(client, sessionId, eventsOrThrow(audit), { tenantId: principal.tenantId });
+      }
+      // The grant row's revision (read under its lock) is the fold of this server's audit events.
+      const before = { revisions: { [serverId]: row?.revision ?? 0 } };
+      const replaced = agentGrantDecider.decide(
+        {
+          kind: 'ReplaceMcpGrant',
+          actor: { actorType: 'admin', actorId: principal.principalId },
+          agentId,
+          serverId,
+          grant,
+          previous: previous ? { default: previous.default, tools: previous.tools } : null,
+        },
+        before,
       );
+      const events = eventsOrThrow(replaced);
+      const revision = evolveAll(agentGrantDecider, before, events).revisions[serverId];
+      await this.store.appendWith(client, sessionId, events, { tenantId: principal.tenantId });
       await client.query(
         `INSERT INTO agent_mcp_grants (agent_id, server_id, default_decision, tools, revision, updated_by, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7)

@@ -19,7 +19,8 @@ export function toolInvocationStateOf(invocationId: string, status: ToolInvocati
 const TERMINAL: ReadonlySet<ToolInvocationState['status']> = new Set(['succeeded', 'failed', 'denied']);
 
 interface ToolCommandBase {
-  readonly runId: string;
+  /** The run the invocation belongs to (null: a tool extension that does not know it; its caller stamps it). */
+  readonly runId: string | null;
   readonly invocationId: string;
   readonly actor: Actor;
 }

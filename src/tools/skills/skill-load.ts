@@ -1,4 +1,6 @@
 import { isToolEnabled, type AgentSpec } from '../../domain/agent';
+import { eventsOrThrow, WORKER } from '../../domain/deciders/decider';
+import { toolInvocationDecider, toolInvocationStateOf, type LoadedSkill } from '../../domain/deciders/tool-invocation';
 import type { NewEvent } from '../../domain/events/payloads';
 import { scanForInjection } from '../../domain/skills/skill';
 import type { ToolResult, ToolSpec } from '../../domain/tools/tool-spec';
@@ -84,21 +86,25 @@ export class SkillLoadTool implements Tool, ToolExtensions {
     };
   }
 
+  /** The skill this call's result loaded, pinned on the run at this version. */
+  loadedSkill(output: Record<string, unknown>): LoadedSkill {
+    return {
+      name: String(output.name),
+      version: String(output.version),
+      sha256: String(output.sha256),
+      source: output.source === 'mcp_prompt' ? 'mcp_prompt' : 'package',
+      missingTools: (output.missing_tools as string[]) ?? [],
+    };
+  }
+
   /** Pins the loaded version on the run, in the same append as the call's completion. */
   eventsFor(output: Record<string, unknown>, invocationId: string): NewEvent[] {
-    return [
-      {
-        type: 'run.skill.loaded',
-        data: {
-          invocationId,
-          name: String(output.name),
-          version: String(output.version),
-          sha256: String(output.sha256),
-          source: output.source === 'mcp_prompt' ? 'mcp_prompt' : 'package',
-          missingTools: (output.missing_tools as string[]) ?? [],
-        },
-      },
-    ];
+    // Recorded right after the completion it rides with: the invocation has succeeded by then.
+    const decision = toolInvocationDecider.decide(
+      { kind: 'RecordSkillLoaded', runId: null, invocationId, actor: WORKER, skill: this.loadedSkill(output) },
+      toolInvocationStateOf(invocationId, 'succeeded'),
+    );
+    return [...eventsOrThrow(decision)];
   }
 }
 

@@ -1,12 +1,14 @@
 import type { Clock } from '../../../ports/clock';
 import type { RunQueue } from '../../../ports/run-store';
 import type { RunClaim, TraceRef } from '../../../domain/run/run';
-import type { StoredEvent } from '../../../domain/events/payloads';
+import type { NewEvent, StoredEvent } from '../../../domain/events/payloads';
+import { eventsOrThrow } from '../../../domain/deciders/decider';
+import { runDecider, runStateOf, type ClaimRun } from '../../../domain/deciders/run';
+import type { RunStatus } from '../../../domain/run/status';
 import { ConcurrencyConflict } from '../../../domain/errors';
 import { committed, type Database, type PreparedSql, type Queryable } from '../database';
 import type { Row } from '../../../domain/projections';
 import { GENERATION_READ_SQL, type PgEventStore, type PrereadState } from '../event-store/pg-event-store';
-import { consentStampOf } from '../../trajectory/consent-stamp';
 import { runProjection } from '../../../domain/projections/run-projection';
 import type { CheckpointState } from '../../../domain/run/checkpoint';
 import type { McpServerGrant } from '../../../domain/mcp-grants';
@@ -96,32 +98,10 @@ export class PgRunQueue implements RunQueue {
       const leaseEpoch = Number(row.lease_epoch) + 1;
       const attempt = row.attempts + 1;
       if (attempt > MAX_RUN_ATTEMPTS) {
-        await this.store.appendWith(
-          client,
-          row.session_id,
-          [
-            {
-              type: 'run.failed',
-              runId: row.id,
-              actorType: 'system',
-              actorId: workerId,
-              data: {
-                reason: 'crash_allowance_exhausted',
-                message: `run was claimed ${row.attempts} times without finishing`,
-                errorCode: null,
-              },
-            },
-          ],
-          { tenantId: row.tenant_id },
-          preread,
-        );
+        const failed = claimDecision(row, { workerId, leaseEpoch, attempt, deadlineAt: null, trace: null });
+        await this.store.appendWith(client, row.session_id, failed, { tenantId: row.tenant_id }, preread);
         return null;
       }
-      const deadlineAt = row.deadline_at
-        ? row.deadline_at.toISOString()
-        : row.limits.deadlineSeconds !== null
-          ? new Date(this.clock.nowMs() + row.limits.deadlineSeconds * 1000).toISOString()
-          : null;
       // The run's trace root: the first traced attempt's, kept by every later one (ADR 0015).
       const trace = (row.attempts > 0 ? await storedTraceRoot(client, row.id) : null) ?? proposedTrace;
       // A queued run's claim ends with its append and COMMIT in one round trip. A sequence taken
@@ -133,32 +113,9 @@ export class PgRunQueue implements RunQueue {
       const appendClaim = commitsItself
         ? this.store.appendAndCommit.bind(this.store)
         : this.store.appendWith.bind(this.store);
-      const appended = await appendClaim(
-        client,
-        row.session_id,
-        [
-          {
-            type: 'run.claimed',
-            runId: row.id,
-            actorType: 'worker',
-            actorId: workerId,
-            traceId: trace?.traceId ?? null,
-            data: { workerId, leaseEpoch, attempt },
-          },
-          {
-            type: 'run.started',
-            runId: row.id,
-            actorType: 'worker',
-            actorId: workerId,
-            traceId: trace?.traceId ?? null,
-            data: { attempt, deadlineAt, traceId: trace?.traceId ?? null, spanId: trace?.spanId ?? null },
-          },
-          // Plan §31: trajectory-export consent is evaluated once, at the run's first start.
-          ...(row.started_at === null ? [consentStampOf(row.id, row.principal_id, row.consent)] : []),
-        ],
-        { tenantId: row.tenant_id },
-        preread,
-      );
+      const deadlineAt = deadlineOf(row, this.clock.nowMs());
+      const events = claimDecision(row, { workerId, leaseEpoch, attempt, deadlineAt, trace });
+      const appended = await appendClaim(client, row.session_id, events, { tenantId: row.tenant_id }, preread);
       // The run row as the append left it: the preread row folded through the same projection.
       let runRow: Row | undefined = row.run_row;
       for (const ev of appended.events)
@@ -199,6 +156,42 @@ export class PgRunQueue implements RunQueue {
     const row = res.rows[0];
     return { held: row !== undefined, cancelRequested: row?.cancel_requested_at != null };
   }
+}
+
+/** The run's deadline: kept from its first start, else its limit counted from now (or none). */
+function deadlineOf(row: ClaimRow, nowMs: number): string | null {
+  if (row.deadline_at) return row.deadline_at.toISOString();
+  return row.limits.deadlineSeconds !== null ? new Date(nowMs + row.limits.deadlineSeconds * 1000).toISOString() : null;
+}
+
+/**
+ * What the run decider makes of this claim (`ClaimRun`): `run.claimed`, `run.started` and, at the
+ * first start, the consent stamp (plan §31) — or, past the crash allowance, `run.failed`.
+ */
+function claimDecision(
+  row: ClaimRow,
+  claim: Pick<ClaimRun, 'workerId' | 'leaseEpoch' | 'attempt' | 'deadlineAt' | 'trace'>,
+): readonly NewEvent[] {
+  const state = runStateOf({
+    id: row.id,
+    status: row.status as RunStatus,
+    cancelRequestedAt: (row.run_row.cancel_requested_at as string | null | undefined) ?? null,
+    startedAt: row.started_at?.toISOString() ?? null,
+  });
+  return eventsOrThrow(
+    runDecider.decide(
+      {
+        kind: 'ClaimRun',
+        runId: row.id,
+        ...claim,
+        trace: claim.trace ? { traceId: claim.trace.traceId, spanId: claim.trace.spanId } : null,
+        maxAttempts: MAX_RUN_ATTEMPTS,
+        consent: row.consent,
+        principalId: row.principal_id,
+      },
+      state,
+    ),
+  );
 }
 
 interface ClaimRow {
