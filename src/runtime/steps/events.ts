@@ -43,3 +43,8 @@ export const toolEvents = {
   uncertain: (runId: string, data: Data<'tool.call.uncertain'>) => worker('tool.call.uncertain', runId, data),
   approvalRequested: (runId: string, data: Data<'approval.requested'>) => worker('approval.requested', runId, data),
 };
+
+/** An event a tool extension spelled (`eventsFor`, e.g. `run.skill.loaded`), as this run's worker's. */
+export function asWorkerEvent(runId: string, e: NewEvent): NewEvent {
+  return { ...e, runId, actorType: 'worker' };
+}
