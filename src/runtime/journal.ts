@@ -181,7 +181,10 @@ export class LoopJournal {
     this.lead = null;
     const step = lead?.step ?? cp?.state.step ?? 0;
     const from = lead?.fromSequence ?? cp?.state.conversationRange.fromSequence ?? 0;
-    await this.append([...(lead?.events ?? []), ...events], { version: (cp?.version ?? 0) + 1, state: stateAt(step, from) });
+    await this.append([...(lead?.events ?? []), ...events], {
+      version: (cp?.version ?? 0) + 1,
+      state: stateAt(step, from),
+    });
   }
 
   /** The worker hands the run back (shutdown): `run.released`. */
@@ -260,7 +263,11 @@ export class LoopJournal {
     const write = () => this.observed(this.appendFenced(withTraceId([...events]), cp, condition));
     return telemetry.checkpointsSavedBy(runId, queued, () => {
       if (!cp) return write();
-      return telemetry.checkpointSave(runId, { version: cp.version, phase: cp.state.phase, step: cp.state.step }, write);
+      return telemetry.checkpointSave(
+        runId,
+        { version: cp.version, phase: cp.state.phase, step: cp.state.step },
+        write,
+      );
     });
   }
 
@@ -280,7 +287,11 @@ export class LoopJournal {
       // Without a lease there is no run row or sequence to judge `'current'` on.
       ...(typeof condition === 'number' ? { expectedSequence: condition } : {}),
       checkpoint: checkpoint
-        ? { runId: claim.runId, version: checkpoint.version, state: checkpoint.state as unknown as Record<string, unknown> }
+        ? {
+            runId: claim.runId,
+            version: checkpoint.version,
+            state: checkpoint.state as unknown as Record<string, unknown>,
+          }
         : undefined,
     });
   }

@@ -23,7 +23,13 @@ import type {
 import { RunTelemetry } from './tracing';
 
 export { LOOP_THRESHOLD } from '../domain/run/loop-detection';
-export type { AppendForRun, ProcessOptions, ToolCallContext, ToolCallOutcome, ToolPipelineDeps } from './steps/tool/types';
+export type {
+  AppendForRun,
+  ProcessOptions,
+  ToolCallContext,
+  ToolCallOutcome,
+  ToolPipelineDeps,
+} from './steps/tool/types';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'denied']);
 
@@ -85,7 +91,8 @@ export class ToolPipeline {
     options: ProcessOptions = {},
   ): Promise<ToolCallOutcome> {
     const { key, argsHash } = this.keyOf(call, ctx);
-    const existing = options.existing !== undefined ? options.existing : await this.services.records.invocationByKey(key);
+    const existing =
+      options.existing !== undefined ? options.existing : await this.services.records.invocationByKey(key);
     if (existing && TERMINAL.has(existing.status)) return { kind: 'done' }; // already answered
     const s = this.scopeOf(call, ctx, { key, argsHash, existing }, append, options.defer);
     if (!existing) {

@@ -56,7 +56,11 @@ export function toolCallBudget(used: number, limits: RunLimits): RunFailedOutcom
 export function usageBudgets(limits: RunLimits, usage: RunUsage): RunFailedOutcome | null {
   const input = totalInputTokens(usage);
   if (limits.maxInputTokens !== null && input > limits.maxInputTokens)
-    return failedWith('token_budget_exceeded', `input tokens ${input} exceed ${limits.maxInputTokens}`, 'budget_exceeded');
+    return failedWith(
+      'token_budget_exceeded',
+      `input tokens ${input} exceed ${limits.maxInputTokens}`,
+      'budget_exceeded',
+    );
   if (limits.maxOutputTokens !== null && usage.outputTokens > limits.maxOutputTokens) {
     const message = `output tokens ${usage.outputTokens} exceed ${limits.maxOutputTokens}`;
     return failedWith('token_budget_exceeded', message, 'budget_exceeded');

@@ -87,7 +87,11 @@ function afterResponse(
   if (state.stopping) return { kind: 'stop' };
   if (response.pending) return { kind: 'run_tools', step: state.step, pending: response.pending };
   if (response.text.trim() === '') {
-    const empty = failedWith('empty_model_turn', 'the model returned neither text nor tool calls', 'model_protocol_error');
+    const empty = failedWith(
+      'empty_model_turn',
+      'the model returned neither text nor tool calls',
+      'model_protocol_error',
+    );
     return { kind: 'finish', outcome: empty };
   }
   return { kind: 'finish', outcome: { kind: 'completed', text: response.text } };
@@ -105,7 +109,11 @@ export function resumePoint(
 ): { readonly step: number; readonly pending: PendingCalls | null } {
   const atStep = checkpoint !== null && checkpoint.step === stepCount;
   if (atStep && checkpoint.phase === 'model_completed')
-    return { step: stepCount, pending: { calls: checkpoint.pendingToolCalls, malformed: checkpoint.malformedToolCalls } };
-  if (stepCount > 0 && !(atStep && checkpoint.phase === 'tools_completed')) return { step: stepCount - 1, pending: null };
+    return {
+      step: stepCount,
+      pending: { calls: checkpoint.pendingToolCalls, malformed: checkpoint.malformedToolCalls },
+    };
+  if (stepCount > 0 && !(atStep && checkpoint.phase === 'tools_completed'))
+    return { step: stepCount - 1, pending: null };
   return { step: stepCount, pending: null };
 }

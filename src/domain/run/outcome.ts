@@ -6,7 +6,12 @@ import type { FailureReason } from './failure';
  */
 export type RunOutcome =
   | { readonly kind: 'completed'; readonly text: string }
-  | { readonly kind: 'failed'; readonly reason: FailureReason; readonly message: string; readonly errorCode: string | null }
+  | {
+      readonly kind: 'failed';
+      readonly reason: FailureReason;
+      readonly message: string;
+      readonly errorCode: string | null;
+    }
   | { readonly kind: 'cancelled'; readonly reason: string | null };
 
 export type RunFailedOutcome = Extract<RunOutcome, { kind: 'failed' }>;

@@ -6,7 +6,7 @@ import type { EventPayloads, EventType, NewEvent } from '../../domain/events/pay
  * is a change of this one file.
  */
 function worker<T extends EventType>(type: T, runId: string, data: EventPayloads[T]): NewEvent<T> {
-  return { type, runId, actorType: 'worker', data } as NewEvent<T>;
+  return { type, runId, actorType: 'worker', data };
 }
 
 type Data<T extends EventType> = EventPayloads[T];
@@ -27,8 +27,7 @@ export const runEvents = {
 export const modelEvents = {
   started: (runId: string, data: Data<'model.request.started'>) => worker('model.request.started', runId, data),
   failed: (runId: string, data: Data<'model.request.failed'>) => worker('model.request.failed', runId, data),
-  responded: (runId: string, data: Data<'model.response.completed'>) =>
-    worker('model.response.completed', runId, data),
+  responded: (runId: string, data: Data<'model.response.completed'>) => worker('model.response.completed', runId, data),
 };
 
 export const toolEvents = {

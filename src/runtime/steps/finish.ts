@@ -27,7 +27,9 @@ function outcomeEvents(ctx: LeaseContext, outcome: RunOutcome): NewEvent[] {
       ];
     }
     case 'failed':
-      return [runEvents.failed(runId, { reason: outcome.reason, message: outcome.message, errorCode: outcome.errorCode })];
+      return [
+        runEvents.failed(runId, { reason: outcome.reason, message: outcome.message, errorCode: outcome.errorCode }),
+      ];
     case 'cancelled':
       return [runEvents.cancelled(runId, { reason: outcome.reason })];
   }

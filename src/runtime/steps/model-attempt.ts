@@ -64,7 +64,12 @@ export async function startModelCall(
 }
 
 /** Streams the call to the provider and assembles the turn; throws what the provider threw. */
-export async function invokeModel(ctx: LeaseContext, prep: PreparedRun, a: Attempt, built: BuiltContext): Promise<ModelTurn> {
+export async function invokeModel(
+  ctx: LeaseContext,
+  prep: PreparedRun,
+  a: Attempt,
+  built: BuiltContext,
+): Promise<ModelTurn> {
   const { deps, claim, signal, journal } = ctx;
   const { route } = prep;
   // The active tool loop's provider-opaque continuation rides along only to the provider that made it (plan §10.6).

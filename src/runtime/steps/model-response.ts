@@ -15,7 +15,10 @@ export function checkpointState(
   step: number,
   phase: CheckpointState['phase'],
   fromSequence: number,
-  pending: Pick<CheckpointState, 'pendingToolCalls' | 'malformedToolCalls'> = { pendingToolCalls: [], malformedToolCalls: [] },
+  pending: Pick<CheckpointState, 'pendingToolCalls' | 'malformedToolCalls'> = {
+    pendingToolCalls: [],
+    malformedToolCalls: [],
+  },
   continuation: CheckpointState['providerContinuation'] = null,
 ): CheckpointState {
   return {
@@ -46,7 +49,11 @@ export async function recordResponse(
   // Plan §6.5 precedence: provider-reported cost > provider usage API > catalog price >
   // pricing snapshot > configured override (the last three resolved by the router) > free.
   const usageApiCost = turn.providerCost === undefined ? await usageApiCostOf(ctx, route, turn, a) : null;
-  const priced = priceModelCall(turn.usage, { providerResponse: turn.providerCost, providerUsageApi: usageApiCost }, route.billing);
+  const priced = priceModelCall(
+    turn.usage,
+    { providerResponse: turn.providerCost, providerUsageApi: usageApiCost },
+    route.billing,
+  );
   const continues = turn.toolCalls.length > 0 || turn.malformedToolCalls.length > 0;
   deps.log.debug('model call completed', {
     runId: claim.runId,
@@ -98,7 +105,12 @@ export async function recordResponse(
  * hook (none does yet: it needs a network call per provider). Bounded to a few seconds and never
  * fatal: a failure, timeout or null leaves the call to the next source of the precedence.
  */
-async function usageApiCostOf(ctx: LeaseContext, route: ModelRoute, turn: ModelTurn, a: Attempt): Promise<string | null> {
+async function usageApiCostOf(
+  ctx: LeaseContext,
+  route: ModelRoute,
+  turn: ModelTurn,
+  a: Attempt,
+): Promise<string | null> {
   const api = route.provider.usageApi;
   if (!api) return null;
   const attempt = {
@@ -109,7 +121,10 @@ async function usageApiCostOf(ctx: LeaseContext, route: ModelRoute, turn: ModelT
   };
   const signal = AbortSignal.any([attempt.signal, AbortSignal.timeout(USAGE_API_TIMEOUT_MS)]);
   try {
-    return await api.costOf({ model: route.model, attempt, usage: turn.usage, providerMetadata: turn.providerMetadata }, signal);
+    return await api.costOf(
+      { model: route.model, attempt, usage: turn.usage, providerMetadata: turn.providerMetadata },
+      signal,
+    );
   } catch (e) {
     ctx.deps.log.warn('provider usage API lookup failed; pricing from the next source', {
       provider: route.model.provider,

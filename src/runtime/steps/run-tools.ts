@@ -18,7 +18,12 @@ interface Budget {
  * step's `tools_completed` checkpoint goes to the journal, which holds it for the next model call's
  * start. Reports that, a suspension, or what ended the step.
  */
-export async function runTools(ctx: LeaseContext, prep: PreparedRun, step: number, pending: PendingCalls): Promise<StepReport> {
+export async function runTools(
+  ctx: LeaseContext,
+  prep: PreparedRun,
+  step: number,
+  pending: PendingCalls,
+): Promise<StepReport> {
   const calls = callsOf(pending);
   const tc: ToolCallContext = {
     runId: ctx.claim.runId,

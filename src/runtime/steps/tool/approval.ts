@@ -36,7 +36,12 @@ export async function approve(s: CallScope, a: Authorized): Promise<Approval> {
 }
 
 function authorized(s: CallScope, d: { decision: string; reasonCode: string; policyVersion: string }): Promise<void> {
-  const data = { invocationId: s.invocationId, decision: d.decision, reasonCode: d.reasonCode, policyVersion: d.policyVersion };
+  const data = {
+    invocationId: s.invocationId,
+    decision: d.decision,
+    reasonCode: d.reasonCode,
+    policyVersion: d.policyVersion,
+  };
   return s.later([toolEvents.authorized(s.ctx.runId, data)]);
 }
 

@@ -39,7 +39,9 @@ export async function authorize(s: CallScope): Promise<Authorized | Done> {
     if (!n.ok) return fail(s, n.errorCode, n.message, false);
     args = n.value;
   }
-  const decision = s.p.telemetry.policyEvaluate(tool.spec, () => s.p.policy.evaluate({ spec: tool.spec, arguments: args }));
+  const decision = s.p.telemetry.policyEvaluate(tool.spec, () =>
+    s.p.policy.evaluate({ spec: tool.spec, arguments: args }),
+  );
   if (decision.decision === 'deny') return deny(s, decision.reasonCode, decision.explanation, decision.policyVersion);
   if (decision.modifiedArguments) args = decision.modifiedArguments;
   return { kind: 'authorized', tool, ext, args, decision };

@@ -38,13 +38,17 @@ export function counted(s: CallScope, tool: string, status: ToolCallStatus): Don
 
 /** `tool.call.denied` (queued when the caller allows it). */
 export async function deny(s: CallScope, reasonCode: string, explanation: string, policyVersion = s.policyVersion) {
-  await s.later([toolEvents.denied(s.ctx.runId, { invocationId: s.invocationId, reasonCode, explanation, policyVersion })]);
+  await s.later([
+    toolEvents.denied(s.ctx.runId, { invocationId: s.invocationId, reasonCode, explanation, policyVersion }),
+  ]);
   return counted(s, s.metricName, 'denied');
 }
 
 /** `tool.call.failed` through `write` (before the tool ran: queued; after it: as its result is written). */
 export async function fail(s: CallScope, errorCode: string, message: string, retryable: boolean, write = s.later) {
   const latencyMs = s.p.clock.nowMs() - s.startedMs;
-  await write([toolEvents.failed(s.ctx.runId, { invocationId: s.invocationId, errorCode, message, retryable, latencyMs })]);
+  await write([
+    toolEvents.failed(s.ctx.runId, { invocationId: s.invocationId, errorCode, message, retryable, latencyMs }),
+  ]);
   return counted(s, s.metricName, 'failed');
 }

@@ -26,10 +26,12 @@ export async function recordResult(
   if (ctx.signal.aborted && !result.ok) return { kind: 'stopped' };
   if (!result.ok) return fail(s, result.errorCode, result.message, result.retryable, write);
   const validated = p.registry.validateResult(call.name, result.output);
-  if (!validated.ok) return fail(s, 'tool_result_validation_error', `${call.name} returned an invalid result`, false, write);
+  if (!validated.ok)
+    return fail(s, 'tool_result_validation_error', `${call.name} returned an invalid result`, false, write);
   // Untrusted content is handed to the model as labelled, delimited data.
   const trust = await trustOf(s, a.ext.trust ?? 'internal_tool', result.output);
-  const labelled = trust === 'external_untrusted' ? { trust, notice: UNTRUSTED_NOTICE, data: result.output } : result.output;
+  const labelled =
+    trust === 'external_untrusted' ? { trust, notice: UNTRUSTED_NOTICE, data: result.output } : result.output;
   const where = {
     tenantId: ctx.principal.tenantId,
     principalId: ctx.principal.principalId,

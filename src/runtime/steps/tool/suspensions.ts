@@ -14,7 +14,12 @@ export function waitFor(s: CallScope, approvalId: string): Suspend {
 }
 
 /** The policy requires a human's approval: `approval.requested`, then the run waits (plan §9.3). */
-export function requestApproval(s: CallScope, spec: ToolSpec, args: Record<string, unknown>, decision: PolicyDecision): Suspend {
+export function requestApproval(
+  s: CallScope,
+  spec: ToolSpec,
+  args: Record<string, unknown>,
+  decision: PolicyDecision,
+): Suspend {
   const { p, ctx } = s;
   const approvalId = p.ids.uuid();
   p.telemetry.metrics.approvalRequested(spec.name, 'tool_call');
