@@ -6,8 +6,10 @@ import type { RunClaim, RunRecord } from '../domain/run/run';
 import type { Clock } from '../ports/clock';
 import type { AppendResult, EventStore } from '../ports/event-store';
 import type { CheckpointStore } from '../ports/run-store';
-import { CancelRequestedSince, usageAfterResponse, type KnownCheckpoint, type LeaseScope } from './lease-scope';
-import { runEvents } from './steps/events';
+import { usageAfterResponse } from '../domain/run/usage-after-response';
+import { CancelRequestedSince, type KnownCheckpoint, type LeaseScope } from './lease-scope';
+import { runStateOf, type RunState } from '../domain/deciders/run';
+import { decideRun } from './steps/events';
 import { withTraceId, type RunTelemetry } from './tracing';
 
 /** Sees the events of each commit of a run loop before the loop goes on (`RunLoopDeps.onCommitted`). */
@@ -58,6 +60,7 @@ export class LoopJournal {
   private held: { events: NewEvent[]; checkpoint: KnownCheckpoint } | null = null;
   /** A final answer's response, written ahead of the terminal events in the terminal write. */
   private lead: { events: NewEvent[]; step: number; fromSequence: number } | null = null;
+  private found: RunRecord | null = null;
 
   constructor(
     private readonly deps: JournalDeps,
@@ -78,6 +81,21 @@ export class LoopJournal {
   /** The run row as the last write left it (null before the lease began). */
   get run(): RunRecord | null {
     return this.lease?.run ?? null;
+  }
+
+  /** The run row the lease began with, before its scope exists (for the run's state). */
+  noteRun(run: RunRecord): void {
+    this.found = run;
+  }
+
+  /**
+   * The run aggregate's state for the worker's decisions: from the row the last write returned (or
+   * the lease began with). Without either, the run is the claim's: running under this lease.
+   */
+  runState(): RunState {
+    const row = this.lease?.run ?? this.found;
+    if (row) return runStateOf(row);
+    return { runId: this.claim.runId, status: 'running', cancelRequested: false, everStarted: true };
   }
 
   /** The run's latest checkpoint: held, queued or written. */
@@ -124,8 +142,12 @@ export class LoopJournal {
   /** The step's tools are done: its checkpoint is held for the next model call's start. */
   holdStepCheckpoint(state: CheckpointState): void {
     const checkpoint = this.nextCheckpoint(state);
-    const data = { checkpointVersion: checkpoint.version, step: state.step };
-    this.held = { events: [runEvents.checkpointed(this.claim.runId, data)], checkpoint };
+    const events = decideRun(this.runState(), this.claim.runId, {
+      kind: 'CheckpointRun',
+      checkpointVersion: checkpoint.version,
+      step: state.step,
+    });
+    this.held = { events, checkpoint };
   }
 
   /**
@@ -133,11 +155,15 @@ export class LoopJournal {
    * the build's events), conditionally (`commitUnlessCancelled`). When refused, the carried events
    * are queued for the run's next write (the terminal one).
    */
-  async startModelCall(carried: readonly NewEvent[], start: NewEvent, signal: AbortSignal): Promise<Refusal | null> {
+  async startModelCall(
+    carried: readonly NewEvent[],
+    start: readonly NewEvent[],
+    signal: AbortSignal,
+  ): Promise<Refusal | null> {
     const held = this.held;
     this.held = null;
     const riding = [...(held?.events ?? []), ...carried];
-    const refused = await this.commitUnlessCancelled([...riding, start], signal, held?.checkpoint);
+    const refused = await this.commitUnlessCancelled([...riding, ...start], signal, held?.checkpoint);
     if (refused !== null)
       this.scope.defer(withTraceId(riding), held ? this.withContextRef(held.checkpoint) : undefined);
     return refused;
@@ -152,21 +178,26 @@ export class LoopJournal {
    * Records a model response with its `model_completed` checkpoint state and returns the run row
    * the budgets judge it on (the run projection's usage after it, when it is not written yet).
    */
-  async recordResponse(event: NewEvent<'model.response.completed'>, state: CheckpointState, facts: ResponseFacts) {
+  async recordResponse(
+    events: readonly NewEvent[],
+    response: NewEvent<'model.response.completed'>['data'],
+    state: CheckpointState,
+    facts: ResponseFacts,
+  ) {
     const lease = this.scope;
     const projected = (): RunRecord => ({
       ...lease.run,
-      usage: usageAfterResponse(lease.run, event.data, this.deps.clock.nowIso()),
+      usage: usageAfterResponse(lease.run, response, this.deps.clock.nowIso()),
     });
     if (facts.continues && facts.pureOnly && !facts.stopping) {
-      lease.defer(withTraceId([event]), this.withContextRef(this.nextCheckpoint(state)));
+      lease.defer(withTraceId([...events]), this.withContextRef(this.nextCheckpoint(state)));
       return projected();
     }
     if (facts.continues || facts.stopping) {
-      await this.commit([event], this.nextCheckpoint(state));
+      await this.commit(events, this.nextCheckpoint(state));
       return lease.run;
     }
-    this.lead = { events: [event], step: state.step, fromSequence: state.conversationRange.fromSequence };
+    this.lead = { events: [...events], step: state.step, fromSequence: state.conversationRange.fromSequence };
     return projected();
   }
 
@@ -189,7 +220,7 @@ export class LoopJournal {
 
   /** The worker hands the run back (shutdown): `run.released`. */
   async release(workerId: string, reason: string): Promise<void> {
-    await this.commit([runEvents.released(this.claim.runId, { workerId, reason })]);
+    await this.commit(decideRun(this.runState(), this.claim.runId, { kind: 'ReleaseRun', workerId, reason }));
   }
 
   private async flushHeld(): Promise<void> {

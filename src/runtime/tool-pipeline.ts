@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { ToolCallItem } from '../domain/conversation/items';
 import type { NewEvent } from '../domain/events/payloads';
+import {
+  toolInvocationDecider,
+  toolInvocationStateOf,
+  type ToolInvocationStatus,
+} from '../domain/deciders/tool-invocation';
 import type { InvocationRecord } from '../ports/tool-records';
 import { noopMetrics } from '../ports/metrics';
 import { argumentsHash } from '../tools/registry';
@@ -138,6 +143,10 @@ export class ToolPipeline {
       later,
       now: append,
       startedMs: 0,
+      // What the invocation's read-model row stands for (the projection folds the same events).
+      inv: found.existing
+        ? toolInvocationStateOf(found.existing.id, found.existing.status as ToolInvocationStatus)
+        : toolInvocationDecider.initialState(),
     };
   }
 }

@@ -1,3 +1,4 @@
+import { modelCallDecider } from '../../domain/deciders/model-call';
 import { modelCallBudget } from '../../domain/run/budgets';
 import type { ModelTurn } from '../../domain/model/model-events';
 import { buildContext } from './model-context';
@@ -20,7 +21,8 @@ export async function callModel(ctx: LeaseContext, prep: PreparedRun, step: numb
     const attemptId = ctx.deps.ids.uuid();
     const built = await buildContext(ctx, prep, run, step, attemptId);
     if ('observation' in built) return built;
-    const a: Attempt = { step, attempt, attemptId, modelCallId: ctx.deps.ids.uuid(), run };
+    const call = modelCallDecider.initialState();
+    const a: Attempt = { step, attempt, attemptId, modelCallId: ctx.deps.ids.uuid(), run, call };
     const notStarted = await startModelCall(ctx, prep, a, built);
     if (notStarted) return notStarted;
     const t0 = ctx.deps.clock.nowMs();

@@ -1,49 +1,61 @@
-import type { EventPayloads, EventType, NewEvent } from '../../domain/events/payloads';
+import { approvalDecider, type RequestApproval } from '../../domain/deciders/approval';
+import { eventsOrThrow, evolveAll, WORKER } from '../../domain/deciders/decider';
+import { modelCallDecider, type ModelCallCommand, type ModelCallState } from '../../domain/deciders/model-call';
+import { runDecider, type RunCommand, type RunState } from '../../domain/deciders/run';
+import {
+  toolInvocationDecider,
+  type ToolInvocationCommand,
+  type ToolInvocationState,
+} from '../../domain/deciders/tool-invocation';
+import type { NewEvent } from '../../domain/events/payloads';
 
 /**
- * The worker's events, one function per event type: every event the run loop's steps and journal
- * append is spelled here, so moving their construction into the deciders (docs/adr/0024-deciders.md)
- * is a change of this one file.
+ * The run loop asks the deciders (docs/adr/0024-deciders.md) for every event it appends, as the
+ * worker holding the run's lease. A refusal here is a bug of the loop (it asked for a transition its
+ * own state does not allow), so it is thrown: the loop crashes and the run fails `internal_error`.
  */
-function worker<T extends EventType>(type: T, runId: string, data: EventPayloads[T]): NewEvent<T> {
-  return { type, runId, actorType: 'worker', data };
+
+/** A command without the header the worker adds (its run and its actor). */
+type Worker<C> = C extends unknown ? Omit<C, 'runId' | 'actor'> : never;
+
+/** The run's events (status changes, checkpoints, the final answer) on the run's state. */
+export function decideRun(state: RunState, runId: string, command: Worker<Exclude<RunCommand, { kind: 'ClaimRun' }>>) {
+  return [...eventsOrThrow(runDecider.decide({ ...command, runId, actor: WORKER }, state))];
 }
 
-type Data<T extends EventType> = EventPayloads[T];
+/** A model call's events, with the call's state after them (`modelCallDecider.initialState()` before its start). */
+export function decideModelCall(
+  state: ModelCallState,
+  runId: string,
+  command: Worker<ModelCallCommand>,
+): { events: NewEvent[]; state: ModelCallState } {
+  const events = [
+    ...eventsOrThrow(modelCallDecider.decide({ ...command, runId, actor: WORKER }, state)),
+  ];
+  return { events, state: evolveAll(modelCallDecider, state, events) };
+}
 
-export const runEvents = {
-  released: (runId: string, data: Data<'run.released'>) => worker('run.released', runId, data),
-  checkpointed: (runId: string, data: Data<'run.checkpointed'>) => worker('run.checkpointed', runId, data),
-  completed: (runId: string, data: Data<'run.completed'>) => worker('run.completed', runId, data),
-  failed: (runId: string, data: Data<'run.failed'>) => worker('run.failed', runId, data),
-  cancelled: (runId: string, data: Data<'run.cancelled'>) => worker('run.cancelled', runId, data),
-  waitingForApproval: (runId: string, data: Data<'run.waiting_for_approval'>) =>
-    worker('run.waiting_for_approval', runId, data),
-  waitingForUser: (runId: string, data: Data<'run.waiting_for_user'>) => worker('run.waiting_for_user', runId, data),
-  assistantMessage: (runId: string, data: Data<'assistant.message.completed'>) =>
-    worker('assistant.message.completed', runId, data),
-};
+/** A tool invocation command without its header (run, invocation, actor). */
+export type ToolCommand = ToolInvocationCommand extends infer C
+  ? C extends unknown
+    ? Omit<C, 'runId' | 'actor' | 'invocationId'>
+    : never
+  : never;
 
-export const modelEvents = {
-  started: (runId: string, data: Data<'model.request.started'>) => worker('model.request.started', runId, data),
-  failed: (runId: string, data: Data<'model.request.failed'>) => worker('model.request.failed', runId, data),
-  responded: (runId: string, data: Data<'model.response.completed'>) => worker('model.response.completed', runId, data),
-};
+/** A tool invocation's events, with its state after them. */
+export function decideTool(
+  state: ToolInvocationState,
+  runId: string,
+  invocationId: string,
+  command: ToolCommand,
+): { events: NewEvent[]; state: ToolInvocationState } {
+  const cmd = { ...command, runId, invocationId, actor: WORKER } as ToolInvocationCommand;
+  const events = [...eventsOrThrow(toolInvocationDecider.decide(cmd, state))];
+  return { events, state: evolveAll(toolInvocationDecider, state, events) };
+}
 
-export const toolEvents = {
-  proposed: (runId: string, data: Data<'tool.call.proposed'>) => worker('tool.call.proposed', runId, data),
-  authorized: (runId: string, data: Data<'tool.call.authorized'>) => worker('tool.call.authorized', runId, data),
-  denied: (runId: string, data: Data<'tool.call.denied'>) => worker('tool.call.denied', runId, data),
-  started: (runId: string, data: Data<'tool.call.started'>) => worker('tool.call.started', runId, data),
-  effectStarted: (runId: string, data: Data<'tool.call.effect_started'>) =>
-    worker('tool.call.effect_started', runId, data),
-  completed: (runId: string, data: Data<'tool.call.completed'>) => worker('tool.call.completed', runId, data),
-  failed: (runId: string, data: Data<'tool.call.failed'>) => worker('tool.call.failed', runId, data),
-  uncertain: (runId: string, data: Data<'tool.call.uncertain'>) => worker('tool.call.uncertain', runId, data),
-  approvalRequested: (runId: string, data: Data<'approval.requested'>) => worker('approval.requested', runId, data),
-};
-
-/** An event a tool extension spelled (`eventsFor`, e.g. `run.skill.loaded`), as this run's worker's. */
-export function asWorkerEvent(runId: string, e: NewEvent): NewEvent {
-  return { ...e, runId, actorType: 'worker' };
+/** A new approval (its id is fresh, so it has no state yet). */
+export function decideApprovalRequest(runId: string, command: Worker<RequestApproval>): NewEvent[] {
+  const cmd: RequestApproval = { ...command, runId, actor: WORKER };
+  return [...eventsOrThrow(approvalDecider.decide(cmd, approvalDecider.initialState()))];
 }

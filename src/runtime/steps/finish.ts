@@ -1,6 +1,6 @@
 import type { NewEvent } from '../../domain/events/payloads';
 import type { RunOutcome } from '../../domain/run/outcome';
-import { runEvents } from './events';
+import { decideRun } from './events';
 import { checkpointState } from './model-response';
 import type { LeaseContext } from './run-context';
 
@@ -18,19 +18,15 @@ export async function finish(ctx: LeaseContext, outcome: RunOutcome): Promise<vo
 
 function outcomeEvents(ctx: LeaseContext, outcome: RunOutcome): NewEvent[] {
   const runId = ctx.claim.runId;
+  const state = ctx.journal.runState();
   switch (outcome.kind) {
-    case 'completed': {
-      const messageId = ctx.deps.ids.uuid();
-      return [
-        runEvents.assistantMessage(runId, { messageId, text: outcome.text }),
-        runEvents.completed(runId, { messageId }),
-      ];
+    case 'completed':
+      return decideRun(state, runId, { kind: 'CompleteRun', messageId: ctx.deps.ids.uuid(), text: outcome.text });
+    case 'failed': {
+      const { reason, message, errorCode } = outcome;
+      return decideRun(state, runId, { kind: 'FailRun', reason, message, errorCode });
     }
-    case 'failed':
-      return [
-        runEvents.failed(runId, { reason: outcome.reason, message: outcome.message, errorCode: outcome.errorCode }),
-      ];
     case 'cancelled':
-      return [runEvents.cancelled(runId, { reason: outcome.reason })];
+      return decideRun(state, runId, { kind: 'CancelRun', reason: outcome.reason });
   }
 }

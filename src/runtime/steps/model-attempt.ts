@@ -5,7 +5,8 @@ import { assembleTurn } from '../../domain/model/assembler';
 import type { ModelTurn } from '../../domain/model/model-events';
 import { CANCEL_REQUESTED } from '../../domain/run/outcome';
 import type { RunRecord } from '../../domain/run/run';
-import { modelEvents } from './events';
+import type { ModelCallState } from '../../domain/deciders/model-call';
+import { decideModelCall } from './events';
 import { ended, STOPPED, type LeaseContext, type PreparedRun, type StepReport } from './run-context';
 
 /** One model call attempt of a step: its ids, the run row it was decided on and its built request. */
@@ -15,6 +16,8 @@ export interface Attempt {
   readonly attemptId: string;
   readonly modelCallId: string;
   readonly run: RunRecord;
+  /** The model call aggregate's state (`building` until the start is decided). */
+  call: ModelCallState;
 }
 
 /** Records that an attempt failed or was not made (`model.request.failed`), committed at once. */
@@ -24,7 +27,9 @@ export function recordModelFailure(
   failure: { errorCode: string; message: string; retryable: boolean; latencyMs: number },
 ): Promise<void> {
   const data = { modelCallId: a.modelCallId, step: a.step, attempt: a.attempt, ...failure };
-  return ctx.journal.commit([modelEvents.failed(ctx.claim.runId, data)]);
+  const decided = decideModelCall(a.call, ctx.claim.runId, { kind: 'RecordModelFailure', failure: data });
+  a.call = decided.state;
+  return ctx.journal.commit(decided.events);
 }
 
 /**
@@ -39,22 +44,26 @@ export async function startModelCall(
   built: BuiltContext,
 ): Promise<StepReport | null> {
   const { route } = prep;
-  const start = modelEvents.started(ctx.claim.runId, {
-    modelCallId: a.modelCallId,
-    step: a.step,
-    attempt: a.attempt,
-    provider: route.model.provider,
-    model: route.model.model,
-    prefixHash: built.request.prefixHash,
-    // v2: which provider profile (and registry) this call was routed by; null for fake/demo.
-    profileName: route.model.profileVersion === undefined ? null : route.model.provider,
-    profileVersion: route.model.profileVersion ?? null,
-    registryVersion: route.model.registryVersion ?? null,
-    context: built.record,
+  const decided = decideModelCall(a.call, ctx.claim.runId, {
+    kind: 'StartModelCall',
+    call: {
+      modelCallId: a.modelCallId,
+      step: a.step,
+      attempt: a.attempt,
+      provider: route.model.provider,
+      model: route.model.model,
+      prefixHash: built.request.prefixHash,
+      // v2: which provider profile (and registry) this call was routed by; null for fake/demo.
+      profileName: route.model.profileVersion === undefined ? null : route.model.provider,
+      profileVersion: route.model.profileVersion ?? null,
+      registryVersion: route.model.registryVersion ?? null,
+      context: built.record,
+    },
   });
-  const refused = await ctx.journal.startModelCall(built.events, start, ctx.signal);
+  const refused = await ctx.journal.startModelCall(built.events, decided.events, ctx.signal);
   if (refused === 'stopped') return STOPPED;
   if (refused === 'cancelled') return ended(CANCEL_REQUESTED);
+  a.call = decided.state;
   // Only a start written without the sequence condition (a lease that knows no sequence yet) can
   // find a cancel request here: the call is recorded as not made.
   if (!ctx.journal.scope.run.cancelRequestedAt) return null;

@@ -3,7 +3,7 @@ import type { CheckpointState } from '../../domain/run/checkpoint';
 import { priceModelCall } from '../../domain/run/usage';
 import { isPureComputation } from '../../domain/tools/tool-spec';
 import type { ModelRoute } from '../model-router';
-import { modelEvents } from './events';
+import { decideModelCall } from './events';
 import type { Attempt } from './model-attempt';
 import { observed, type LeaseContext, type PreparedRun, type StepReport } from './run-context';
 
@@ -69,7 +69,7 @@ export async function recordResponse(
     costSource: priced.costSource,
     latencyMs,
   });
-  const event = modelEvents.responded(claim.runId, {
+  const response = {
     modelCallId: a.modelCallId,
     step: a.step,
     attempt: a.attempt,
@@ -80,7 +80,8 @@ export async function recordResponse(
     toolCalls: turn.toolCalls.map((c) => ({ callId: c.callId, name: c.name })),
     textLength: turn.text.length,
     latencyMs,
-  });
+  };
+  const { events } = decideModelCall(a.call, claim.runId, { kind: 'RecordModelResponse', response });
   // Kept only while the tool loop goes on; a final answer ends the loop and drops it.
   const reasoning =
     continues && turn.reasoningItems.length ? { provider: route.model.provider, items: turn.reasoningItems } : null;
@@ -95,7 +96,11 @@ export async function recordResponse(
       const spec = deps.registry.get(c.name)?.spec;
       return spec !== undefined && isPureComputation(spec);
     });
-  const run = await ctx.journal.recordResponse(event, state, { continues, pureOnly, stopping: signal.aborted });
+  const run = await ctx.journal.recordResponse(events, response, state, {
+    continues,
+    pureOnly,
+    stopping: signal.aborted,
+  });
   const calls = continues ? { calls: turn.toolCalls, malformed: turn.malformedToolCalls } : null;
   return observed({ kind: 'model_responded', text: turn.text, pending: calls }, run);
 }

@@ -28,6 +28,7 @@ export async function prepare(
   const { deps, claim } = ctx;
   const preloaded = claim.preloaded;
   const run = preloaded ? preloaded.run : await deps.runs.get(claim.runId, null);
+  if (run) ctx.journal.noteRun(run);
   if (!run || isTerminal(run.status)) return { kind: 'stopped' };
   const agent = await ctx.agents.get(run.agentId, run.agentVersion, preloaded?.operatorGrants);
   if (!agent) {

@@ -1,6 +1,8 @@
 import { LeaseFencedError } from '../../domain/errors';
 import { CANCEL_REQUESTED } from '../../domain/run/outcome';
 import { stopReasonOf } from '../stop-reason';
+import { isTerminal } from '../../domain/run/status';
+import type { RunState } from '../../domain/deciders/run';
 import { finish } from './finish';
 import type { LeaseContext, RunLoopResult } from './run-context';
 
@@ -13,6 +15,8 @@ export async function stop(ctx: LeaseContext): Promise<RunLoopResult> {
   const reason = stopReasonOf(ctx.signal) ?? 'shutdown';
   try {
     await ctx.journal.settle();
+    // A run found terminal when the lease began has nothing left to release.
+    if (isTerminalStatus(ctx.journal.runState().status)) return 'finished';
     if (reason === 'abandon') return 'abandoned';
     if (reason === 'fenced') return 'fenced';
     if (reason === 'cancelled') {
@@ -25,4 +29,8 @@ export async function stop(ctx: LeaseContext): Promise<RunLoopResult> {
     if (e instanceof LeaseFencedError) return 'fenced';
     throw e;
   }
+}
+
+function isTerminalStatus(status: RunState['status']): boolean {
+  return status !== 'absent' && isTerminal(status);
 }

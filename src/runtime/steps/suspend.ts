@@ -1,5 +1,5 @@
 import { CANCEL_REQUESTED, type RunOutcome } from '../../domain/run/outcome';
-import { runEvents } from './events';
+import { decideRun } from './events';
 import { checkpointState } from './model-response';
 import type { LeaseContext, Suspension } from './run-context';
 
@@ -21,7 +21,15 @@ export async function suspend(ctx: LeaseContext, step: number, s: Suspension): P
       ? cp.state
       : checkpointState(step, 'model_completed', cp?.state.conversationRange.fromSequence ?? 0);
   const next = journal.nextCheckpoint(state);
-  const checkpointed = runEvents.checkpointed(claim.runId, { checkpointVersion: next.version, step });
-  await journal.commit([...s.before, checkpointed, s.wait], next);
+  const run = journal.runState();
+  const checkpointed = decideRun(run, claim.runId, { kind: 'CheckpointRun', checkpointVersion: next.version, step });
+  const wait = decideRun(
+    run,
+    claim.runId,
+    s.awaiting.kind === 'approval'
+      ? { kind: 'SuspendForApproval', approvalId: s.awaiting.approvalId }
+      : { kind: 'SuspendForUser', questionId: s.awaiting.questionId, question: s.awaiting.question },
+  );
+  await journal.commit([...s.before, ...checkpointed, ...wait], next);
   return 'suspended';
 }

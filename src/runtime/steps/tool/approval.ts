@@ -1,6 +1,5 @@
-import { toolEvents } from '../events';
 import type { Authorized } from './authorize';
-import { deny, fail, type CallScope } from './call-scope';
+import { decided, deny, fail, type CallScope } from './call-scope';
 import { askUser, markUncertain, requestApproval, waitFor } from './suspensions';
 import type { ToolCallOutcome } from './types';
 
@@ -36,19 +35,14 @@ export async function approve(s: CallScope, a: Authorized): Promise<Approval> {
 }
 
 function authorized(s: CallScope, d: { decision: string; reasonCode: string; policyVersion: string }): Promise<void> {
-  const data = {
-    invocationId: s.invocationId,
-    decision: d.decision,
-    reasonCode: d.reasonCode,
-    policyVersion: d.policyVersion,
-  };
-  return s.later([toolEvents.authorized(s.ctx.runId, data)]);
+  const { decision, reasonCode, policyVersion } = d;
+  return s.later(decided(s, { kind: 'AuthorizeToolCall', decision, reasonCode, policyVersion }));
 }
 
 async function afterApproval(s: CallScope, a: Authorized): Promise<Approval> {
   const approval = await s.p.records.approvalForInvocation(s.invocationId, 'tool_call');
   if (!approval) return requestApproval(s, a.tool.spec, a.args, a.decision);
-  if (approval.status === 'pending') return waitFor(s, approval.id);
+  if (approval.status === 'pending') return waitFor(approval.id);
   if (approval.status !== 'approved') {
     // The resolver normally records the denial itself; this covers a resolution without it.
     const reason = approval.status === 'expired' ? 'approval_expired' : 'approval_denied';
@@ -66,7 +60,7 @@ async function afterApproval(s: CallScope, a: Authorized): Promise<Approval> {
 async function afterReview(s: CallScope, a: Authorized): Promise<Approval> {
   const review = await s.p.records.approvalForInvocation(s.invocationId, 'uncertain_review');
   if (!review) return markUncertain(s, a.tool.spec, a.args, s.existing!, false);
-  if (review.status === 'pending') return waitFor(s, review.id);
+  if (review.status === 'pending') return waitFor(review.id);
   if (review.status !== 'approved')
     return fail(s, 'uncertain_marked_failed', 'a human reviewer marked the ambiguous execution as failed', false);
   return 'proceed'; // a human chose "retry": execute again, knowingly

@@ -1,7 +1,6 @@
 import { repeatsWithoutNewEvidence } from '../../../domain/run/loop-detection';
 import type { InvocationRecord } from '../../../ports/tool-records';
-import { toolEvents } from '../events';
-import type { CallScope } from './call-scope';
+import { decided, type CallScope } from './call-scope';
 import type { ToolCallOutcome } from './types';
 
 /**
@@ -14,9 +13,9 @@ export async function propose(s: CallScope, sameCall?: readonly InvocationRecord
     const prior = sameCall ?? (await s.p.runs.priorInvocations(ctx.runId, call.name, s.argsHash));
     if (repeatsWithoutNewEvidence(prior)) return { kind: 'loop_detected', toolName: call.name };
   }
-  await s.later([
-    toolEvents.proposed(ctx.runId, {
-      invocationId: s.invocationId,
+  await s.later(
+    decided(s, {
+      kind: 'ProposeToolCall',
       step: ctx.step,
       callId: call.callId,
       toolName: call.name,
@@ -25,6 +24,6 @@ export async function propose(s: CallScope, sameCall?: readonly InvocationRecord
       argumentsHash: s.argsHash,
       idempotencyKey: s.key,
     }),
-  ]);
+  );
   return null;
 }

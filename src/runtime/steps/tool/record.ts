@@ -2,9 +2,10 @@ import type { ToolResultTrust } from '../../../domain/events/payloads';
 import { UNTRUSTED_NOTICE } from '../../../domain/tools/outcomes';
 import type { ToolResult } from '../../../domain/tools/tool-spec';
 import { fitToolResult } from '../../tool-result-artifacts';
-import { asWorkerEvent, toolEvents } from '../events';
+import type { LoadedSkill } from '../../../domain/deciders/tool-invocation';
+import type { NewEvent } from '../../../domain/events/payloads';
 import type { Authorized } from './authorize';
-import { counted, fail, type CallScope } from './call-scope';
+import { counted, decided, fail, type CallScope } from './call-scope';
 import type { ToolCallOutcome } from './types';
 
 /**
@@ -42,10 +43,17 @@ export async function recordResult(
   };
   const { output, truncated } = await fitToolResult(labelled, a.tool.spec, where, p.artifacts);
   const latencyMs = p.clock.nowMs() - s.startedMs;
-  await write([
-    toolEvents.completed(ctx.runId, { invocationId: s.invocationId, result: output, truncated, latencyMs, trust }),
-    ...(a.ext.eventsFor?.(result.output, s.invocationId) ?? []).map((e) => asWorkerEvent(ctx.runId, e)),
-  ]);
+  const loadedSkill = skillOf(a.ext.eventsFor?.(result.output, s.invocationId) ?? []);
+  await write(
+    decided(s, {
+      kind: 'CompleteToolCall',
+      result: output,
+      truncated,
+      latencyMs,
+      trust,
+      ...(loadedSkill ? { loadedSkill } : {}),
+    }),
+  );
   return counted(s, call.name, 'succeeded');
 }
 
@@ -55,4 +63,17 @@ async function trustOf(s: CallScope, rule: string, output: Record<string, unknow
   const writes = await s.p.records.succeededInvocations(s.ctx.runId, 'workspace.write_text');
   const known = writes.some((w) => w.result?.path === output.path && w.result?.sha256 === output.sha256);
   return known ? 'internal_tool' : 'external_untrusted';
+}
+
+/**
+ * What a tool extension records with the completion (`eventsFor`): today only `skill.load`'s
+ * `run.skill.loaded`, which the tool invocation decider spells with the completion.
+ */
+function skillOf(extra: readonly NewEvent[]): LoadedSkill | undefined {
+  for (const e of extra) {
+    if (e.type !== 'run.skill.loaded') throw new Error(`a tool extension may not record ${e.type}`);
+    const { invocationId: _invocationId, ...skill } = (e as NewEvent<'run.skill.loaded'>).data;
+    return skill;
+  }
+  return undefined;
 }

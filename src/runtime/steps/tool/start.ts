@@ -1,8 +1,7 @@
 import { RUN_CANCELLED, RUN_CANCELLED_BEFORE_RETRY, RUN_CANCELLED_BEFORE_START } from '../../../domain/tools/outcomes';
 import { isPureComputation } from '../../../domain/tools/tool-spec';
-import { toolEvents } from '../events';
 import type { Authorized } from './authorize';
-import { counted, fail, type CallScope } from './call-scope';
+import { decided, deny, fail, type CallScope } from './call-scope';
 import type { ProcessOptions, ToolCallOutcome } from './types';
 
 const STOPPED: ToolCallOutcome = { kind: 'stopped' };
@@ -16,13 +15,16 @@ const STOPPED: ToolCallOutcome = { kind: 'stopped' };
  * if no cancel was requested meanwhile (`options.start`). Null once the tool may run.
  */
 export async function start(s: CallScope, a: Authorized, options: ProcessOptions): Promise<ToolCallOutcome | null> {
-  const { ctx, invocationId } = s;
+  const { ctx } = s;
   if (ctx.signal.aborted) return STOPPED;
-  const startEvents = [toolEvents.started(ctx.runId, { invocationId })];
+  const before = s.inv;
+  const startEvents = decided(s, { kind: 'StartToolCall' });
   if (isPureComputation(a.tool.spec)) await s.later(startEvents);
   else if (!options.start) await s.now(startEvents);
   else {
     const refused = await options.start(startEvents);
+    // Not written: the invocation stands where it stood before the start.
+    if (refused !== null) s.inv = before;
     if (refused === 'stopped') return STOPPED;
     if (refused === 'cancelled') return refuseCancelled(s, a);
   }
@@ -30,7 +32,7 @@ export async function start(s: CallScope, a: Authorized, options: ProcessOptions
   // this check keeps the tool from running. Recovery retries a safe call and reviews an unsafe one.
   if (ctx.signal.aborted) return STOPPED;
   if (a.tool.spec.idempotency === 'non_idempotent') {
-    await s.now([toolEvents.effectStarted(ctx.runId, { invocationId })]);
+    await s.now(decided(s, { kind: 'MarkEffectStarted' }));
     if (ctx.signal.aborted) return STOPPED;
   }
   return null;
@@ -46,14 +48,7 @@ async function refuseCancelled(s: CallScope, a: Authorized): Promise<ToolCallOut
   if (status === 'running' || status === 'uncertain') {
     await fail(s, RUN_CANCELLED, RUN_CANCELLED_BEFORE_RETRY, false);
   } else {
-    const data = {
-      invocationId: s.invocationId,
-      reasonCode: RUN_CANCELLED,
-      explanation: RUN_CANCELLED_BEFORE_START,
-      policyVersion: a.decision.policyVersion,
-    };
-    await s.later([toolEvents.denied(s.ctx.runId, data)]);
-    counted(s, s.metricName, 'denied');
+    await deny(s, RUN_CANCELLED, RUN_CANCELLED_BEFORE_START, a.decision.policyVersion);
   }
   return { kind: 'cancelled' };
 }

@@ -48,8 +48,14 @@ export interface ProcessOptions {
   readonly start?: (events: NewEvent[]) => Promise<'cancelled' | 'stopped' | null>;
 }
 
+/** What a suspended run waits for: an approval (or review) by id, or the user's answer to a question. */
+export type Awaiting =
+  | { readonly kind: 'approval'; readonly approvalId: string }
+  | { readonly kind: 'user'; readonly questionId: string; readonly question: string };
+
 /**
- * `suspend`: the run must wait for a human. The run loop appends `before`, a checkpoint and `wait`
+ * `suspend`: the run must wait for a human. The run loop appends `before`, a checkpoint and the
+ * run's WAITING_* event for `awaiting`
  * atomically, in that order (plan §9.3: invocation, approval, checkpoint, WAITING_*, lease release,
  * event), and returns without a terminal write. `stopped`: the worker was told to stop before the
  * tool started (it never runs) or while it ran; nothing was written after `tool.call.started`, so
@@ -61,7 +67,7 @@ export interface ProcessOptions {
 export type ToolCallOutcome =
   | { readonly kind: 'done' }
   | { readonly kind: 'loop_detected'; readonly toolName: string }
-  | { readonly kind: 'suspend'; readonly before: NewEvent[]; readonly wait: NewEvent }
+  | { readonly kind: 'suspend'; readonly before: NewEvent[]; readonly awaiting: Awaiting }
   | { readonly kind: 'stopped' }
   | { readonly kind: 'cancelled' };
 
