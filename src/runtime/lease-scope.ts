@@ -1,8 +1,6 @@
 import type { NewEvent, StoredEvent } from '../domain/events/payloads';
-import { runProjection } from '../domain/projections/run-projection';
 import type { CheckpointState } from '../domain/run/checkpoint';
 import type { RunClaim, RunRecord } from '../domain/run/run';
-import type { RunUsage } from '../domain/run/usage';
 import type { AppendResult, EventStore } from '../ports/event-store';
 import { ConcurrencyConflict } from '../domain/errors';
 
@@ -223,30 +221,3 @@ export class LeaseScope {
   }
 }
 
-/**
- * The run's usage after a `model.response.completed` with `data`, computed by the run projection
- * itself (so it can never drift from what the append will store), for deciding on budgets before
- * the response is written.
- */
-export function usageAfterResponse(
-  run: RunRecord,
-  data: NewEvent<'model.response.completed'>['data'],
-  nowIso: string,
-): RunUsage {
-  const event = {
-    id: 0,
-    sessionId: run.sessionId,
-    runId: run.id,
-    sequence: 0,
-    type: 'model.response.completed',
-    schemaVersion: 1,
-    data,
-    actorType: 'worker',
-    actorId: null,
-    tenantId: run.tenantId,
-    traceId: null,
-    createdAt: nowIso,
-  } as StoredEvent<'model.response.completed'>;
-  const next = runProjection.evolve({ usage: run.usage }, event);
-  return (next?.usage ?? run.usage) as RunUsage;
-}
