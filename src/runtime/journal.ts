@@ -187,7 +187,7 @@ export class LoopJournal {
     const lease = this.scope;
     const projected = (): RunRecord => ({
       ...lease.run,
-      usage: usageAfterResponse(lease.run, response, this.deps.clock.nowIso()),
+      usage: usageAfterResponse(lease.run, response),
     });
     if (facts.continues && facts.pureOnly && !facts.stopping) {
       lease.defer(withTraceId([...events]), this.withContextRef(this.nextCheckpoint(state)));

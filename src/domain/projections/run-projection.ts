@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../events/payloads';
-import { addCost, addTokens, ZERO_USAGE, type RunUsage } from '../run/usage';
+import { addResponseUsage, ZERO_USAGE, type RunUsage } from '../run/usage';
 import type { Projection, Row } from './projection';
 
 /**
@@ -148,7 +148,7 @@ export const runProjection: Projection = {
         next.usage = { ...usage, modelCalls: usage.modelCalls + 1 };
         break;
       case 'model.response.completed':
-        next.usage = { ...usage, ...addTokens(usage, e.data.usage), cost: addCost(usage.cost, e.data.cost) };
+        next.usage = addResponseUsage(usage, e.data);
         break;
       case 'tool.call.proposed':
         next.tool_call_count = Number(row.tool_call_count) + 1;

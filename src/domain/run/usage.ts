@@ -43,6 +43,11 @@ export function totalInputTokens(u: TokenUsage): number {
   return u.uncachedInputTokens + u.cachedInputTokens + u.cacheWriteTokens;
 }
 
+/** Usage after one model response: its tokens and its cost added (the run projection's fold of it). */
+export function addResponseUsage(usage: RunUsage, response: { usage: TokenUsage; cost: string }): RunUsage {
+  return { ...usage, ...addTokens(usage, response.usage), cost: addCost(usage.cost, response.cost) };
+}
+
 export function addCost(a: string, b: string): string {
   return new Decimal(a).plus(new Decimal(b)).toString();
 }

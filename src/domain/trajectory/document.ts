@@ -1,5 +1,5 @@
 import Decimal from 'decimal.js';
-import type { StoredEvent } from '../events/payloads';
+import type { EventPayloads, StoredEvent } from '../events/payloads';
 import { RUN_ENDING_EVENTS } from '../run/status';
 
 /**
@@ -142,7 +142,7 @@ export function buildTrajectory(events: readonly StoredEvent[], ctx: BuildContex
   const resultByInvocation = new Map<string, DraftMessage & { role: 'tool' }>();
   const startedCalls = new Map<string, { provider: string; model: string }>();
   const modelCalls: TrajectoryModelCall[] = [];
-  let queued: Extract<StoredEvent, { type: 'run.queued' }>['data'] | null = null;
+  let queued: EventPayloads['run.queued'] | null = null;
   let consent: RunConsentStamp | null = null;
   let terminal: StoredEvent | null = null;
   let total = { uncached: 0, cached: 0, write: 0, output: 0, reasoning: 0, cost: new Decimal(0) };
