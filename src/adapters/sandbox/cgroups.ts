@@ -34,6 +34,8 @@ export interface CgroupOutcome {
 export interface CommandCgroup {
   /** The cgroup path relative to the service's own (for runsc's `cgroupsPath`). */
   readonly relativePath: string;
+  /** CPU seconds the group has used so far (null when no controller counts them). */
+  cpuSeconds(): number | null;
   /** Moves a host pid (and the children it forks afterwards) into the group. */
   enter(pid: number): void;
   outcome(): CgroupOutcome;
@@ -45,6 +47,8 @@ interface Controllers {
   readonly memory: string;
   readonly pids: string;
   readonly cpu: string;
+  /** CPU time used (v2: `cpu.stat`; v1: the cpuacct controller, when mounted). */
+  readonly cpuacct: string | null;
 }
 
 const PARENT = 'agent-sandbox';
@@ -94,7 +98,7 @@ function v2Controllers(m: Map<string, string>, own: Map<string, string>): Contro
     if (!['memory', 'pids', 'cpu'].every((c) => available.includes(c))) return null;
     if (!tryMkdir(base)) return null;
     fs.writeFileSync(path.join(base, 'cgroup.subtree_control'), '+memory +pids +cpu');
-    return { memory: base, pids: base, cpu: base };
+    return { memory: base, pids: base, cpu: base, cpuacct: base };
   } catch {
     return null;
   }
@@ -110,7 +114,12 @@ function v1Controllers(m: Map<string, string>, own: Map<string, string>): Contro
     if (!tryMkdir(dir) || !fs.existsSync(path.join(dir, 'cgroup.procs'))) return null;
     dirs[c] = dir;
   }
-  return { memory: dirs.memory, pids: dirs.pids, cpu: dirs.cpu };
+  let cpuacct: string | null = null;
+  const acctMount = m.get('cpuacct');
+  const acctPath = own.get('cpuacct');
+  if (acctMount && acctPath !== undefined && tryMkdir(path.join(acctMount, acctPath, PARENT)))
+    cpuacct = path.join(acctMount, acctPath, PARENT);
+  return { memory: dirs.memory, pids: dirs.pids, cpu: dirs.cpu, cpuacct };
 }
 
 function write(file: string, value: string): void {
@@ -183,7 +192,9 @@ export class SandboxCgroups {
   create(id: string, limits: CgroupLimits): CommandCgroup | null {
     const c = this.controllers;
     if (!c) return null;
-    const dirs = [...new Set([c.memory, c.pids, c.cpu])].map((d) => path.join(d, id));
+    const dirs = [...new Set([c.memory, c.pids, c.cpu, ...(c.cpuacct ? [c.cpuacct] : [])])].map((d) =>
+      path.join(d, id),
+    );
     for (const d of dirs) fs.mkdirSync(d);
     const [mem, pids, cpu] = [c.memory, c.pids, c.cpu].map((d) => path.join(d, id));
     const period = 100_000;
@@ -213,6 +224,16 @@ export class SandboxCgroups {
       enter: (pid) => {
         for (const d of dirs) write(path.join(d, 'cgroup.procs'), String(pid));
       },
+      cpuSeconds: () => {
+        if (!c.cpuacct) return null;
+        const acct = path.join(c.cpuacct, id);
+        try {
+          if (v2) return readCounter(path.join(acct, 'cpu.stat'), 'usage_usec') / 1e6;
+          return Number(fs.readFileSync(path.join(acct, 'cpuacct.usage'), 'utf8')) / 1e9;
+        } catch {
+          return null;
+        }
+      },
       outcome: () => ({
         oomKilled: readCounter(path.join(mem, v2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill') > 0,
         pidsRefused: readCounter(path.join(pids, 'pids.events'), 'max') > 0,
@@ -227,7 +248,7 @@ export class SandboxCgroups {
   async removeOrphans(): Promise<void> {
     const c = this.controllers;
     if (!c) return;
-    for (const base of new Set([c.memory, c.pids, c.cpu]))
+    for (const base of new Set([c.memory, c.pids, c.cpu, ...(c.cpuacct ? [c.cpuacct] : [])]))
       for (const e of fs.readdirSync(base, { withFileTypes: true }))
         if (e.isDirectory() && /^[0-9a-f-]{36}$/.test(e.name)) await removeGroup(path.join(base, e.name));
   }

@@ -1,12 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import type {
-  EnforcedLimits,
-  KillReason,
-  LimitMechanism,
-  ResourceLimits,
-} from '../../ports/execution-environment';
+import type { EnforcedLimits, KillReason, LimitMechanism, ResourceLimits } from '../../ports/execution-environment';
 import { ExecutionRequestError } from '../../ports/execution-environment';
 import { checkBridge } from '../../domain/sandbox/request-checks';
 import type { CgroupMode, CommandCgroup } from './cgroups';
@@ -35,7 +30,11 @@ export function refineWithCgroup(
       detail: `memory_limit: killed by the memory cgroup (${mode}, limit ${limits.memoryBytes} bytes)`,
     };
   if (seen.pidsRefused && c.reason === 'exited' && (c.exitCode !== 0 || c.signal !== null))
-    return { ...c, reason: 'pids', detail: `pids_limit: a fork was refused at the pids cgroup's ${limits.maxProcesses}` };
+    return {
+      ...c,
+      reason: 'pids',
+      detail: `pids_limit: a fork was refused at the pids cgroup's ${limits.maxProcesses}`,
+    };
   return c;
 }
 
@@ -45,7 +44,8 @@ export async function quotaProbe(
   limits: ResourceLimits,
 ): Promise<{ reason: KillReason; detail: string } | null> {
   const u = await usage(dir, { bytes: limits.workspaceBytes, files: limits.workspaceFiles });
-  if (u.bytes > limits.workspaceBytes) return { reason: 'disk', detail: `workspace exceeded ${limits.workspaceBytes} bytes` };
+  if (u.bytes > limits.workspaceBytes)
+    return { reason: 'disk', detail: `workspace exceeded ${limits.workspaceBytes} bytes` };
   if (u.files > limits.workspaceFiles)
     return { reason: 'disk', detail: `workspace exceeded ${limits.workspaceFiles} files (inode quota)` };
   return null;

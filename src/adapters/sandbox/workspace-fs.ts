@@ -96,7 +96,9 @@ export function openInside(rootReal: string, full: string, flags: number): numbe
 }
 
 const readFd = (fd: number, buf: Buffer) =>
-  new Promise<number>((resolve, reject) => fs.read(fd, buf, 0, buf.length, null, (e, n) => (e ? reject(e) : resolve(n))));
+  new Promise<number>((resolve, reject) =>
+    fs.read(fd, buf, 0, buf.length, null, (e, n) => (e ? reject(e) : resolve(n))),
+  );
 
 async function hashFile(rootReal: string, full: string): Promise<{ sha256: string; size: number }> {
   const fd = openInside(rootReal, full, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
