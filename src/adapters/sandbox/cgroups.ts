@@ -137,7 +137,7 @@ function readCounter(file: string, key: string): number {
 
 async function removeGroup(dir: string): Promise<void> {
   // A runtime's own group inside (runsc's `cgroupsPath`) goes first.
-  let entries: fs.Dirent[] = [];
+  let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(dir, { withFileTypes: true });
   } catch {

@@ -229,7 +229,7 @@ export class GvisorExecutionEnvironment implements ExecutionEnvironment {
           env: { PATH: '/usr/bin:/bin' },
           wallClockMs: wallSeconds * 1000,
           maxOutputBytes: l.maxOutputBytes,
-          onKill: () => this.runscQuiet(['kill', cid, 'KILL']),
+          onKill: () => void this.runscQuiet(['kill', cid, 'KILL']),
           probeEveryMs: 200,
           probe: () => this.probe(env, cgroup),
         },

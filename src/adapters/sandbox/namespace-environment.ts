@@ -11,7 +11,6 @@ import type {
   ExecutionCommand,
   ExecutionEnvironment,
   ExecutionResult,
-  LimitMechanism,
   ResourceLimits,
 } from '../../ports/execution-environment';
 import { ExecutionRequestError } from '../../ports/execution-environment';
@@ -594,7 +593,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     return enforcedLimits(limits, {
       memory: cg,
       processes: cg,
-      cpus: cgroup ? (cg as LimitMechanism) : null,
+      cpus: cgroup ? cg : null,
       workspace: this.quota ? 'tmpfs' : 'probe',
       fileBytes: this.quota ? limits.maxFileBytes : Math.min(limits.maxFileBytes, limits.workspaceBytes),
       seccomp: this.seccompFile ? 'bpf' : 'none',
