@@ -33,7 +33,7 @@ export interface SandboxSettings {
   readonly runscPath: string;
   /** gVisor platform (SANDBOX_GVISOR_PLATFORM: ptrace, kvm); null = runsc's default. */
   readonly gvisorPlatform: string | null;
-  /** Where the worker makes tool-bridge sockets (plan §8.5): beside the service's socket. */
+  /** Where the worker makes tool-bridge sockets (plan §8.5; SANDBOX_BRIDGE_DIR). */
   readonly bridgeDir: string;
 }
 
@@ -126,7 +126,11 @@ export function loadSandboxSettings(env: NodeJS.ProcessEnv, dataDir: string): Sa
     hostUidBase: int(env, 'SANDBOX_HOST_UID_BASE', 200_000, 1000),
     runscPath: trimmed(env.SANDBOX_RUNSC_PATH) ?? '/usr/bin/runsc',
     gvisorPlatform: trimmed(env.SANDBOX_GVISOR_PLATFORM),
-    bridgeDir: path.join(path.dirname(socketPath), 'bridge'),
+    // Not beside the 0700 socket directory: the sandbox's unprivileged uid must traverse to its socket
+    // (0711, unlistable; each socket's name is 128 random bits).
+    bridgeDir: trimmed(env.SANDBOX_BRIDGE_DIR)
+      ? path.resolve(env.SANDBOX_BRIDGE_DIR!.trim())
+      : path.join(os.tmpdir(), `agent-bridge-${createHash('sha256').update(socketPath).digest('hex').slice(0, 12)}`),
   };
 }
 
