@@ -192,6 +192,9 @@ export class SandboxCgroups {
   create(id: string, limits: CgroupLimits): CommandCgroup | null {
     const c = this.controllers;
     if (!c) return null;
+    // The service's pid first: another service on the host (or a parallel test) sweeping orphans
+    // leaves the groups of a live service alone.
+    id = `${process.pid}.${id}`;
     const dirs = [...new Set([c.memory, c.pids, c.cpu, ...(c.cpuacct ? [c.cpuacct] : [])])].map((d) =>
       path.join(d, id),
     );
@@ -244,12 +247,22 @@ export class SandboxCgroups {
     };
   }
 
-  /** Groups left by a previous service process (removed at startup). */
+  /** Groups left by a service process that is gone (removed at startup). */
   async removeOrphans(): Promise<void> {
     const c = this.controllers;
     if (!c) return;
     for (const base of new Set([c.memory, c.pids, c.cpu, ...(c.cpuacct ? [c.cpuacct] : [])]))
       for (const e of fs.readdirSync(base, { withFileTypes: true }))
-        if (e.isDirectory() && /^[0-9a-f-]{36}$/.test(e.name)) await removeGroup(path.join(base, e.name));
+        if (e.isDirectory() && /^\d+\.[0-9a-f-]{36}$/.test(e.name) && !alive(Number(e.name.split('.')[0])))
+          await removeGroup(path.join(base, e.name));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
