@@ -3,6 +3,7 @@ import { createLogger } from '../adapters/logging/pino-logger';
 import {
   ContainerExecutionEnvironment,
   FakeExecutionEnvironment,
+  GvisorExecutionEnvironment,
   NamespaceExecutionEnvironment,
   SandboxService,
   scrubbedServiceEnv,
@@ -20,6 +21,15 @@ export function createServiceAdapter(s: SandboxSettings): ServiceAdapter {
         root: s.root,
         envAllowlist: s.envAllowlist,
         hostUidBase: s.hostUidBase,
+        bridgeDir: s.bridgeDir,
+      });
+    case 'gvisor':
+      return new GvisorExecutionEnvironment({
+        root: s.root,
+        envAllowlist: s.envAllowlist,
+        runscPath: s.runscPath,
+        platform: s.gvisorPlatform ?? undefined,
+        bridgeDir: s.bridgeDir,
       });
     case 'container':
       return new ContainerExecutionEnvironment({
@@ -55,7 +65,12 @@ export async function runExecutionService(): Promise<number> {
     throw new ConfigurationError('SANDBOX_ADAPTER=none: there is no execution service to run');
   const log = createLogger({ level: settings.logLevel, service: 'sandboxd' });
   const adapter = createServiceAdapter(sandbox);
-  if (adapter instanceof NamespaceExecutionEnvironment) await adapter.selfCheck();
+  if (adapter instanceof NamespaceExecutionEnvironment) {
+    await adapter.selfCheck();
+    // A limit that falls back (no delegated cgroup, no tmpfs quota) is a warning, not a refusal.
+    for (const w of adapter.limitsReport().warnings) log.warn(`sandbox limits: ${w}`);
+  }
+  if (adapter instanceof GvisorExecutionEnvironment) await adapter.selfCheck();
   if (adapter instanceof ContainerExecutionEnvironment) await adapter.reachable();
   const service = new SandboxService({ socketPath: sandbox.socketPath, adapter, log });
   await service.start();

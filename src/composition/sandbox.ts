@@ -9,7 +9,13 @@ import type { ArtifactStore } from '../ports/artifact-store';
 import type { ExecutionEnvironment } from '../ports/execution-environment';
 import type { Logger } from '../ports/logger';
 import type { Tool } from '../ports/tool';
+import { ToolBridgeServer } from '../adapters/sandbox/tool-bridge-server';
+import type { Clock } from '../ports/clock';
+import type { PolicyEngine } from '../policy/policy-engine';
+import type { ToolRegistry } from '../tools/registry';
+import { bridgeCallable, RegistryBridgeInvoker } from '../tools/sandbox/bridge-invoker';
 import { createRunCommandTool } from '../tools/sandbox/run-command';
+import { createRunProgramTool } from '../tools/sandbox/run-program';
 import { sessionWorkspaceAccess } from '../tools/sandbox/session-workspace';
 
 export interface SandboxWiring {
@@ -17,6 +23,12 @@ export interface SandboxWiring {
   /** The worker's ExecutionEnvironment: a client of `agent sandboxd` (or the in-process fake). */
   readonly execution: ExecutionEnvironment | null;
   readonly tool: Tool;
+  /**
+   * `sandbox.run_program` (plan §8.5) over the same execution service, its bridge reaching the
+   * registry's bridge-callable tools that the run's agent enables. Not registered by platform.ts yet:
+   * the lead wires it with the run loop's invoker hook (docs/sandbox.md "The tool bridge").
+   */
+  runProgramTool(deps: { registry: ToolRegistry; policy: PolicyEngine; clock: Clock }): Tool;
   close(): Promise<void>;
 }
 
@@ -65,6 +77,21 @@ export function wireSandbox(
     settings: sandbox,
     execution,
     tool,
+    runProgramTool: (deps) =>
+      createRunProgramTool({
+        execution,
+        unavailableReason:
+          refusal ?? (sandbox.adapter === 'none' ? 'the sandbox is disabled (SANDBOX_ADAPTER=none)' : undefined),
+        workspace: sessionWorkspaceAccess(path.join(settings.dataDir, 'workspaces')),
+        artifacts: opts.artifacts,
+        limits: sandbox.limits,
+        operatorCeilingSeconds: sandbox.timeoutCeilingSeconds,
+        bridge: new ToolBridgeServer(
+          sandbox.bridgeDir,
+          new RegistryBridgeInvoker(deps.registry, deps.policy, deps.clock),
+        ),
+        bridgedTools: (ctx) => bridgeCallable(deps.registry, ctx.agent?.enabledTools ?? []),
+      }),
     async close() {
       if (execution instanceof SandboxClient) execution.close();
       const c = child;

@@ -6,7 +6,8 @@ import { DEFAULT_ENV_ALLOWLIST, looksLikeCredentialName } from '../domain/sandbo
 import type { ResourceLimits } from '../domain/sandbox/limits';
 
 /** Sandbox settings (ADR 0018, docs/sandbox.md); every knob is listed in .env.example. */
-export type SandboxAdapterName = 'namespace' | 'container' | 'fake' | 'none';
+export type SandboxAdapterName = 'namespace' | 'gvisor' | 'container' | 'fake' | 'none';
+const ADAPTERS: readonly SandboxAdapterName[] = ['namespace', 'gvisor', 'container', 'fake', 'none'];
 
 export interface SandboxSettings {
   readonly adapter: SandboxAdapterName;
@@ -28,6 +29,12 @@ export interface SandboxSettings {
   /** When no service listens, a CLI/eval process starts its own `agent sandboxd` (default on). */
   readonly autostart: boolean;
   readonly hostUidBase: number;
+  /** The gvisor adapter's runsc binary (SANDBOX_RUNSC_PATH, default /usr/bin/runsc). */
+  readonly runscPath: string;
+  /** gVisor platform (SANDBOX_GVISOR_PLATFORM: ptrace, kvm); null = runsc's default. */
+  readonly gvisorPlatform: string | null;
+  /** Where the worker makes tool-bridge sockets (plan §8.5; SANDBOX_BRIDGE_DIR). */
+  readonly bridgeDir: string;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
@@ -47,15 +54,17 @@ export function defaultSocketPath(dataDir: string): string {
   return path.join(os.tmpdir(), `agent-sandboxd-${h}`, 'sandboxd.sock');
 }
 
-export function loadSandboxSettings(env: NodeJS.ProcessEnv, dataDir: string): SandboxSettings {
-  const rawAdapter = (env.SANDBOX_ADAPTER ?? '').trim();
-  const adapter = (
-    rawAdapter === '' ? (process.platform === 'linux' ? 'namespace' : 'container') : rawAdapter
-  ) as SandboxAdapterName;
-  if (!['namespace', 'container', 'fake', 'none'].includes(adapter))
-    throw new ConfigurationError(`SANDBOX_ADAPTER must be namespace, container, fake or none, got "${rawAdapter}"`, {
+function adapterOf(env: NodeJS.ProcessEnv): SandboxAdapterName {
+  const raw = (env.SANDBOX_ADAPTER ?? '').trim();
+  const adapter = (raw === '' ? (process.platform === 'linux' ? 'namespace' : 'container') : raw) as SandboxAdapterName;
+  if (!ADAPTERS.includes(adapter))
+    throw new ConfigurationError(`SANDBOX_ADAPTER must be namespace, gvisor, container, fake or none, got "${raw}"`, {
       name: 'SANDBOX_ADAPTER',
     });
+  return adapter;
+}
+
+function envAllowlistOf(env: NodeJS.ProcessEnv): string[] {
   const extra = (env.SANDBOX_ENV_ALLOWLIST ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -66,42 +75,68 @@ export function loadSandboxSettings(env: NodeJS.ProcessEnv, dataDir: string): Sa
         `SANDBOX_ENV_ALLOWLIST: ${name} is not allowed (invalid name or looks like a credential; credentials never enter a sandbox)`,
         { name: 'SANDBOX_ENV_ALLOWLIST' },
       );
+  return [...new Set([...DEFAULT_ENV_ALLOWLIST, ...extra])];
+}
+
+function engineOf(env: NodeJS.ProcessEnv): 'docker' | 'podman' {
   const engine = (env.SANDBOX_CONTAINER_ENGINE ?? 'docker').trim();
   if (engine !== 'docker' && engine !== 'podman')
     throw new ConfigurationError(`SANDBOX_CONTAINER_ENGINE must be docker or podman, got "${engine}"`, {
       name: 'SANDBOX_CONTAINER_ENGINE',
     });
+  return engine;
+}
+
+function limitsOf(env: NodeJS.ProcessEnv, wallClockSeconds: number): ResourceLimits {
   const mb = 1024 * 1024;
-  const timeoutCeilingSeconds = int(env, 'SANDBOX_TIMEOUT_CEILING_SECONDS', 120);
   return {
-    adapter,
-    socketPath: env.SANDBOX_SOCKET?.trim() ? path.resolve(env.SANDBOX_SOCKET.trim()) : defaultSocketPath(dataDir),
-    root: env.SANDBOX_ROOT?.trim() ? path.resolve(env.SANDBOX_ROOT.trim()) : path.join(dataDir, 'sandboxes'),
+    wallClockSeconds,
+    cpuSeconds: int(env, 'SANDBOX_CPU_SECONDS', 60),
+    memoryBytes: int(env, 'SANDBOX_MEMORY_MB', 512) * mb,
+    maxProcesses: int(env, 'SANDBOX_MAX_PROCESSES', 64),
+    maxFileBytes: int(env, 'SANDBOX_MAX_FILE_MB', 64) * mb,
+    workspaceBytes: int(env, 'SANDBOX_WORKSPACE_MB', 256) * mb,
+    workspaceFiles: int(env, 'SANDBOX_WORKSPACE_FILES', 10_000),
+    tmpBytes: int(env, 'SANDBOX_TMP_MB', 64) * mb,
+    maxOpenFiles: int(env, 'SANDBOX_MAX_OPEN_FILES', 256, 16),
+    maxOutputBytes: int(env, 'SANDBOX_MAX_OUTPUT_BYTES', mb, 1024),
+  };
+}
+
+const flag = (v: string | undefined) => v === '1' || v === 'true';
+const trimmed = (v: string | undefined) => v?.trim() || null;
+
+export function loadSandboxSettings(env: NodeJS.ProcessEnv, dataDir: string): SandboxSettings {
+  const timeoutCeilingSeconds = int(env, 'SANDBOX_TIMEOUT_CEILING_SECONDS', 120);
+  const socketPath = trimmed(env.SANDBOX_SOCKET)
+    ? path.resolve(env.SANDBOX_SOCKET!.trim())
+    : defaultSocketPath(dataDir);
+  return {
+    adapter: adapterOf(env),
+    socketPath,
+    root: trimmed(env.SANDBOX_ROOT) ? path.resolve(env.SANDBOX_ROOT!.trim()) : path.join(dataDir, 'sandboxes'),
     timeoutCeilingSeconds,
-    limits: {
-      wallClockSeconds: timeoutCeilingSeconds,
-      cpuSeconds: int(env, 'SANDBOX_CPU_SECONDS', 60),
-      memoryBytes: int(env, 'SANDBOX_MEMORY_MB', 512) * mb,
-      maxProcesses: int(env, 'SANDBOX_MAX_PROCESSES', 64),
-      maxFileBytes: int(env, 'SANDBOX_MAX_FILE_MB', 64) * mb,
-      workspaceBytes: int(env, 'SANDBOX_WORKSPACE_MB', 256) * mb,
-      workspaceFiles: int(env, 'SANDBOX_WORKSPACE_FILES', 10_000),
-      tmpBytes: int(env, 'SANDBOX_TMP_MB', 64) * mb,
-      maxOpenFiles: int(env, 'SANDBOX_MAX_OPEN_FILES', 256, 16),
-      maxOutputBytes: int(env, 'SANDBOX_MAX_OUTPUT_BYTES', mb, 1024),
-    },
-    envAllowlist: [...new Set([...DEFAULT_ENV_ALLOWLIST, ...extra])],
-    containerEngine: engine,
-    containerImage: env.SANDBOX_CONTAINER_IMAGE?.trim() || 'debian:bookworm-slim',
-    containerRuntime: env.SANDBOX_CONTAINER_RUNTIME?.trim() || null,
-    allowSharedKernel: env.SANDBOX_ALLOW_SHARED_KERNEL === '1' || env.SANDBOX_ALLOW_SHARED_KERNEL === 'true',
+    limits: limitsOf(env, timeoutCeilingSeconds),
+    envAllowlist: envAllowlistOf(env),
+    containerEngine: engineOf(env),
+    containerImage: trimmed(env.SANDBOX_CONTAINER_IMAGE) ?? 'debian:bookworm-slim',
+    containerRuntime: trimmed(env.SANDBOX_CONTAINER_RUNTIME),
+    allowSharedKernel: flag(env.SANDBOX_ALLOW_SHARED_KERNEL),
     autostart: env.SANDBOX_AUTOSTART !== '0' && env.SANDBOX_AUTOSTART !== 'false',
     hostUidBase: int(env, 'SANDBOX_HOST_UID_BASE', 200_000, 1000),
+    runscPath: trimmed(env.SANDBOX_RUNSC_PATH) ?? '/usr/bin/runsc',
+    gvisorPlatform: trimmed(env.SANDBOX_GVISOR_PLATFORM),
+    // Not beside the 0700 socket directory: the sandbox's unprivileged uid must traverse to its socket
+    // (0711, unlistable; each socket's name is 128 random bits).
+    bridgeDir: trimmed(env.SANDBOX_BRIDGE_DIR)
+      ? path.resolve(env.SANDBOX_BRIDGE_DIR!.trim())
+      : path.join(os.tmpdir(), `agent-bridge-${createHash('sha256').update(socketPath).digest('hex').slice(0, 12)}`),
   };
 }
 
 /** Whether the configured adapter isolates by kernel (gVisor/microVM) rather than sharing the host's. */
 export function isKernelIsolating(s: SandboxSettings): boolean {
+  if (s.adapter === 'gvisor') return true;
   return s.adapter === 'container' && s.containerRuntime !== null && /runsc|kata|firecracker/i.test(s.containerRuntime);
 }
 
@@ -116,7 +151,7 @@ export function sharedKernelRefusal(s: SandboxSettings, authMode: string): strin
     s.adapter === 'container' ? `the container adapter without a kernel-isolating runtime` : `the ${s.adapter} adapter`;
   return (
     `sandbox refused: AUTH_MODE=token will not run untrusted code on ${what} (shared host kernel). ` +
-    `Use SANDBOX_ADAPTER=container with SANDBOX_CONTAINER_RUNTIME=runsc (gVisor), or set ` +
+    `Use SANDBOX_ADAPTER=gvisor (Debian's runsc: apt-get install -y runsc), or set ` +
     `SANDBOX_ALLOW_SHARED_KERNEL=1 to accept the shared-kernel boundary explicitly.`
   );
 }

@@ -73,6 +73,45 @@ export interface ExecutionCommand {
   readonly env?: Readonly<Record<string, string>>;
   /** Return the content (base64) of changed files whose total size is at most this many bytes. */
   readonly collectChangedUpToBytes?: number;
+  /**
+   * The in-sandbox tool bridge (plan §8.5, ports/tool-bridge.ts): a unix socket the worker listens
+   * on, inside the service's bridge directory, bound into the sandbox at `/run/agent/bridge.sock`,
+   * and the capability token the program presents (`AGENT_BRIDGE_SOCKET`, `AGENT_BRIDGE_TOKEN`).
+   */
+  readonly bridge?: { readonly socketPath: string; readonly token: string };
+}
+
+/** How a limit was enforced for one command (issue 28: every limit is reported on the result). */
+export type LimitMechanism =
+  | 'cgroup_v2'
+  | 'cgroup_v1'
+  | 'rlimit'
+  | 'gvisor'
+  | 'tmpfs'
+  | 'probe'
+  | 'service'
+  | 'container_engine';
+
+export interface EnforcedLimit {
+  readonly value: number;
+  readonly via: LimitMechanism;
+}
+
+export interface EnforcedLimits {
+  readonly memoryBytes: EnforcedLimit;
+  readonly maxProcesses: EnforcedLimit;
+  readonly cpuSeconds: EnforcedLimit;
+  /** CPU bandwidth, whole CPUs (cgroup cpu quota), when one was set. */
+  readonly cpus: EnforcedLimit | null;
+  readonly maxFileBytes: EnforcedLimit;
+  readonly workspaceBytes: EnforcedLimit;
+  readonly workspaceFiles: EnforcedLimit;
+  readonly tmpBytes: EnforcedLimit;
+  readonly maxOpenFiles: EnforcedLimit;
+  readonly wallClockSeconds: EnforcedLimit;
+  readonly maxOutputBytes: EnforcedLimit;
+  /** `bpf`: libseccomp's filter loaded by bubblewrap; `gvisor`: the same list enforced by gVisor's kernel. */
+  readonly seccomp: 'bpf' | 'gvisor' | 'none';
 }
 
 export interface ExecuteOptions {
@@ -105,6 +144,8 @@ export interface ExecutionResult {
   readonly durationMs: number;
   /** Regular files created or modified by the command (symlinks and special files are never followed). */
   readonly filesChanged: readonly ChangedFile[];
+  /** The limits the command ran under and what enforced each (absent from adapters that do not report them). */
+  readonly limits?: EnforcedLimits;
 }
 
 /** Refusals before anything runs (bad argv, cwd outside the workspace, forbidden env, unknown env). */

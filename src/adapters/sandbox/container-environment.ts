@@ -144,6 +144,11 @@ export class ContainerExecutionEnvironment implements ExecutionEnvironment {
       if (!c.ok) throw new ExecutionRequestError(c.code, c.message);
     const cwd = normalizeRelativeDir(command.cwd);
     if (!cwd.ok) throw new ExecutionRequestError(cwd.code, cwd.message);
+    if (command.bridge)
+      throw new ExecutionRequestError(
+        'bridge_refused',
+        'the container adapter offers no tool bridge (use namespace or gvisor)',
+      );
     const l = env.spec.limits;
     const wallSeconds = Math.min(l.wallClockSeconds, command.timeoutSeconds ?? l.wallClockSeconds);
     const name = `agent-sbx-${randomUUID()}`;

@@ -4,12 +4,18 @@ import * as net from 'node:net';
 import { looksLikeCredentialName } from '../../domain/sandbox/request-checks';
 import { ContainerExecutionEnvironment } from './container-environment';
 import { FakeExecutionEnvironment } from './fake-environment';
+import { GvisorExecutionEnvironment } from './gvisor-environment';
 import { NamespaceExecutionEnvironment } from './namespace-environment';
 export type { ServiceAdapter } from './sandbox-service';
 
 export { SandboxClient } from './sandbox-client';
 export { SandboxService } from './sandbox-service';
-export { NamespaceExecutionEnvironment, FakeExecutionEnvironment, ContainerExecutionEnvironment };
+export {
+  NamespaceExecutionEnvironment,
+  FakeExecutionEnvironment,
+  ContainerExecutionEnvironment,
+  GvisorExecutionEnvironment,
+};
 
 /** Variables the execution service may inherit; everything else (DATABASE_URL, keys, tokens) is dropped. */
 const SERVICE_ENV =

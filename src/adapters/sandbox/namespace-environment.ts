@@ -4,20 +4,39 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type {
+  EnforcedLimits,
   EnvironmentHandle,
   EnvironmentSpec,
   ExecuteOptions,
   ExecutionCommand,
   ExecutionEnvironment,
   ExecutionResult,
+  ResourceLimits,
 } from '../../ports/execution-environment';
 import { ExecutionRequestError } from '../../ports/execution-environment';
 import { checkArgv, checkEnv, normalizeRelativeDir } from '../../domain/sandbox/request-checks';
-import { classify, executionResult, runLauncher } from './process-runner';
-import { BaseEtc } from './base-etc';
+import { classify, executionResult, runLauncher, type RawOutcome, type RunSpec } from './process-runner';
+import { BaseEtc, type EtcVersion } from './base-etc';
+import { bwrapArgs, type BaseRoot } from './bwrap-args';
+import { SandboxCgroups, type CommandCgroup } from './cgroups';
+import { admitToCgroup, checkBridgeSocket, enforcedLimits, quotaProbe, refineWithCgroup } from './limit-report';
 import { HeldNetworkNamespace } from './network-namespace';
 import { loadLinuxProcessControls, type LinuxProcessControls } from './linux-process';
-import { changedFiles, createWorkspace, snapshot, usage, wipe, type FileStamp } from './workspace-fs';
+import {
+  BASE_PATH,
+  BRIDGE_MOUNT,
+  DEV_LINKS,
+  DEVICES,
+  ETC_FILES,
+  GROUP,
+  makeMountpoints,
+  mirrorTopLevel,
+  PASSWD,
+  topLevelSignature,
+} from './sandbox-base';
+import { compileSeccompFilter } from './seccomp';
+import { canMountQuota, mountWorkspace, unmountWorkspace } from './workspace-quota';
+import { changedFiles, createWorkspace, snapshot, wipe, type FileStamp } from './workspace-fs';
 
 /**
  * The `namespace` adapter (ADR 0018): each command runs under Debian's bubblewrap in fresh user,
@@ -74,6 +93,17 @@ export interface NamespaceOptions {
    * root and the workspaces' filesystem allows devices; `false` binds each host device instead.
    */
   readonly deviceNodes?: boolean;
+  /** Load the seccomp filter (seccomp.ts) for every command. Default true; `selfCheck` compiles it. */
+  readonly seccomp?: boolean;
+  /**
+   * Memory, pids and CPU through cgroups (cgroups.ts) where the host delegates them. Default:
+   * detected; `false` keeps rlimits only.
+   */
+  readonly cgroups?: boolean;
+  /** The workspace as a size-limited tmpfs (workspace-quota.ts). Default: when the service may mount. */
+  readonly workspaceQuota?: boolean;
+  /** The worker's bridge sockets live here (null: no tool bridge is offered). */
+  readonly bridgeDir?: string | null;
 }
 
 interface LiveEnv {
@@ -105,67 +135,22 @@ interface LiveEnv {
   started: number;
 }
 
-/** What a prepared base root holds (see `prepareBase`). */
-interface BaseRoot {
-  /** Top-level host directories (not links) bound read-only over their empty mountpoints, e.g. /lib. */
-  readonly roBinds: readonly string[];
-  /** Whether `dev/` holds copies of the device nodes (else empty files the host's devices are bound on). */
-  readonly deviceNodes: boolean;
-}
-
-/**
- * In-sandbox root of the sandbox's own user namespace, mapped to an unprivileged host uid, with no
- * capability at all (`--cap-drop ALL`).
- */
-const SANDBOX_UID = 0;
-const SANDBOX_GID = 0;
 /** Linux ≥ 5.14 counts RLIMIT_NPROC per user namespace (ucounts). */
 const NPROC_PER_USER_NAMESPACE = (() => {
   const m = /^(\d+)\.(\d+)/.exec(os.release());
   return m !== null && (Number(m[1]) > 5 || (Number(m[1]) === 5 && Number(m[2]) >= 14));
 })();
-const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
-/** Top-level host entries mirrored in the base root: a link as the same link, a directory bound read-only. */
-const TOP_LEVEL = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
-/** The sandbox's devices (those of bubblewrap's `--dev`), with the device numbers a copy must have. */
-const DEVICES: ReadonlyArray<readonly [string, number, number]> = [
-  ['null', 1, 3],
-  ['zero', 1, 5],
-  ['full', 1, 7],
-  ['random', 1, 8],
-  ['urandom', 1, 9],
-  ['tty', 5, 0],
-];
-const DEV_LINKS: ReadonlyArray<readonly [string, string]> = [
-  ['fd', '/proc/self/fd'],
-  ['stdin', '/proc/self/fd/0'],
-  ['stdout', '/proc/self/fd/1'],
-  ['stderr', '/proc/self/fd/2'],
-];
 /** How long a check of the host's /etc sources and top-level layout is reused (base-etc.ts). */
 const BASE_RECHECK_MS = 250;
 /** CAP_SETGID, CAP_SETUID, CAP_SYS_ADMIN: what `unshare --net --setgid --setuid` needs as root. */
 const ROOT_NET_CAPS = (1n << 6n) | (1n << 7n) | (1n << 21n);
-const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox (no capabilities, unprivileged on the host):/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
-const GROUP = `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
 
-/**
- * Entries of /etc a program needs to load and run; nothing that names a secret. The sandbox gets a
- * copy of them (with the synthetic passwd/group) in one read-only bind at /etc (base-etc.ts).
- */
-const ETC_FILES = [
-  'ld.so.cache',
-  'ld.so.conf',
-  'ld.so.conf.d',
-  'alternatives',
-  'localtime',
-  'nsswitch.conf',
-  'mime.types',
-  'ssl/certs',
-  'ssl/openssl.cnf',
-  'debian_version',
-  'os-release',
-];
+/** A command that passed every check, with its effective wall clock. */
+interface CheckedCommand {
+  readonly command: ExecutionCommand;
+  readonly cwd: string;
+  readonly wallSeconds: number;
+}
 
 export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   readonly name = 'namespace';
@@ -183,6 +168,11 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   private rootReady: Promise<string> | null = null;
   private baseCopy: BaseEtc<BaseRoot> | null = null;
   private devicesAllowed: Promise<boolean> | null = null;
+  /** The compiled seccomp filter (null until `selfCheck`, or when disabled). */
+  private seccompFile: string | null = null;
+  private readonly cgroups: SandboxCgroups | null;
+  /** Whether each workspace is a size-limited tmpfs (else the quota is a probe). */
+  private readonly quota: boolean;
 
   constructor(private readonly opts: NamespaceOptions) {
     this.bwrap = opts.bwrapPath ?? '/usr/bin/bwrap';
@@ -191,6 +181,40 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     this.asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
     this.rootNet = this.asRoot && (effectiveCaps() & ROOT_NET_CAPS) === ROOT_NET_CAPS;
     this.controls = this.rootNet && opts.processControls !== false ? loadLinuxProcessControls() : null;
+    const cg = opts.cgroups === false ? null : SandboxCgroups.detect();
+    this.cgroups = cg && cg.mode !== 'none' ? cg : null;
+    this.cgroupDetail = cg?.detail ?? 'disabled by the operator';
+    this.quota = opts.workspaceQuota !== false && canMountQuota(effectiveCaps());
+  }
+
+  private seccompReady: Promise<void> | null = null;
+
+  /** Compiles the seccomp filter once (seccomp.ts); a failure is the command's (and selfCheck's) error. */
+  private ensureSeccomp(): Promise<void> {
+    if (this.opts.seccomp === false) return Promise.resolve();
+    this.seccompReady ??= (async () => {
+      this.seccompFile = await compileSeccompFilter(await this.workspaceRoot());
+    })();
+    return this.seccompReady;
+  }
+
+  /** Why limits are (not) cgroups and the quota (not) a tmpfs: the service logs it at startup. */
+  readonly cgroupDetail: string;
+
+  /** The limits' mechanisms, for the startup log (a fallback is a warning). */
+  limitsReport(): { cgroups: string; quota: string; seccomp: string; warnings: string[] } {
+    const warnings: string[] = [];
+    if (!this.cgroups)
+      warnings.push(`memory, pids and CPU fall back to rlimits (RLIMIT_AS, RLIMIT_NPROC): ${this.cgroupDetail}`);
+    if (!this.quota)
+      warnings.push('the workspace quota is a polling probe: mounting a tmpfs needs root with CAP_SYS_ADMIN');
+    if (!this.seccompFile && this.opts.seccomp !== false) warnings.push('no seccomp filter is loaded');
+    return {
+      cgroups: this.cgroups ? this.cgroupDetail : 'none',
+      quota: this.quota ? 'tmpfs' : 'probe',
+      seccomp: this.seccompFile ? 'bpf' : 'none',
+      warnings,
+    };
   }
 
   /** Throws a clear error when bubblewrap, unshare or prlimit is missing or cannot create namespaces here. */
@@ -204,7 +228,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
         );
       }
     }
-    await this.workspaceRoot();
+    await this.ensureSeccomp();
     const env = await this.provision({
       tenantId: 'self-check',
       runId: 'self-check',
@@ -254,10 +278,14 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     let net: HeldNetworkNamespace | null = null;
     try {
       if (this.controls) net = HeldNetworkNamespace.create(this.controls);
-      seeded = await createWorkspace(dir, spec.files ?? [], this.asRoot ? { uid: hostUid, gid: hostGid } : null);
+      const owner = this.asRoot ? { uid: hostUid, gid: hostGid } : null;
+      if (this.quota && owner)
+        await mountWorkspace(dir, { bytes: spec.limits.workspaceBytes, files: spec.limits.workspaceFiles }, owner);
+      seeded = await createWorkspace(dir, spec.files ?? [], owner, this.quota);
     } catch (e) {
       net?.close();
       if (slot !== null) this.usedSlots.delete(slot);
+      await unmountWorkspace(dir);
       await wipe(dir).catch(() => undefined);
       throw e;
     }
@@ -335,12 +363,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       {
         etcDir: 'etc',
         prepare: (dir) => this.prepareBase(dir),
-        // A top-level entry turning from a link into a directory (or back) changes the layout.
-        signature: () =>
-          TOP_LEVEL.map((t) => {
-            const st = fs.lstatSync(`/${t}`, { throwIfNoEntry: false });
-            return st ? `${t}:${st.mode}:${st.ino}` : `${t}:-`;
-          }).join(','),
+        signature: topLevelSignature,
       },
       BASE_RECHECK_MS,
     );
@@ -348,18 +371,8 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   }
 
   private async prepareBase(dir: string): Promise<BaseRoot> {
-    const roBinds: string[] = [];
-    for (const top of TOP_LEVEL) {
-      const st = await fs.promises.lstat(`/${top}`).catch(() => null);
-      if (!st) continue;
-      if (st.isSymbolicLink()) await fs.promises.symlink(await fs.promises.readlink(`/${top}`), path.join(dir, top));
-      else if (st.isDirectory()) {
-        await fs.promises.mkdir(path.join(dir, top), { mode: 0o755 });
-        roBinds.push(`/${top}`);
-      }
-    }
-    for (const m of ['usr', 'proc', 'tmp', 'workspace', 'dev', 'dev/shm'])
-      await fs.promises.mkdir(path.join(dir, m), { mode: 0o755 });
+    const roBinds = await mirrorTopLevel(dir);
+    await makeMountpoints(dir);
     const dev = path.join(dir, 'dev');
     for (const [name, target] of DEV_LINKS) await fs.promises.symlink(target, path.join(dev, name));
     this.devicesAllowed ??=
@@ -395,17 +408,58 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     opts: ExecuteOptions = {},
   ): Promise<ExecutionResult> {
     const env = this.live(handle);
+    const req = await this.checkCommand(env, command);
+    await this.ensureSeccomp();
+    const limits = env.spec.limits;
+    const nproc = limits.maxProcesses + 2 + (await this.processesOf(env.hostUid));
+    const before = env.running.size === 0 && env.lastSnapshot ? env.lastSnapshot : await snapshot(env.dir);
+    env.lastSnapshot = null; // until this command's own "after" (a failed command leaves none)
+    const base = await (await this.baseRoot()).acquire();
+    const fds: number[] = [];
+    let cgroup: CommandCgroup | null = null;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    try {
+      // Synchronous: one open(2) of a local directory, cheaper than a thread-pool round trip.
+      fds.push(fs.openSync(env.dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW));
+      // bubblewrap reads the filter to its end: each command gets its own descriptor (own offset).
+      if (this.seccompFile) fds.push(fs.openSync(this.seccompFile, fs.constants.O_RDONLY));
+      cgroup =
+        this.cgroups?.create(randomUUID(), {
+          memoryBytes: limits.memoryBytes,
+          maxProcesses: nproc,
+          cpus: 1,
+        }) ?? null;
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      if (opts.signal?.aborted) controller.abort();
+      env.running.add(controller);
+      env.started++;
+      const raw = await runLauncher(this.launchSpec(env, req, base, fds, cgroup, nproc), {
+        signal: controller.signal,
+        onOutput: opts.onOutput,
+      });
+      return await this.finish(env, raw, cgroup, before, command.collectChangedUpToBytes ?? 0);
+    } finally {
+      env.running.delete(controller);
+      opts.signal?.removeEventListener('abort', onAbort);
+      for (const fd of fds) fs.closeSync(fd);
+      base.release();
+      await cgroup?.remove();
+      // A command that outlived its environment's destroy releases the network namespace last.
+      if (env.destroyed && env.running.size === 0) env.net?.close();
+    }
+  }
+
+  /** Every refusal of a command, before anything is prepared for it. */
+  private async checkCommand(env: LiveEnv, command: ExecutionCommand): Promise<CheckedCommand> {
     const argv = checkArgv(command.argv);
     if (!argv.ok) throw new ExecutionRequestError(argv.code, argv.message);
     const cwd = normalizeRelativeDir(command.cwd);
     if (!cwd.ok) throw new ExecutionRequestError(cwd.code, cwd.message);
     const extraEnv = checkEnv(command.env, this.opts.envAllowlist);
     if (!extraEnv.ok) throw new ExecutionRequestError(extraEnv.code, extraEnv.message);
+    await checkBridgeSocket(command.bridge, this.opts.bridgeDir ?? null);
     const limits = env.spec.limits;
-    const wallSeconds = Math.max(
-      0.1,
-      Math.min(limits.wallClockSeconds, command.timeoutSeconds ?? limits.wallClockSeconds),
-    );
     if (cwd.path !== '.') {
       const st = await fs.promises.lstat(path.join(env.dir, cwd.path)).catch(() => null);
       if (!st || !st.isDirectory())
@@ -414,20 +468,91 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
           `${cwd.path} is not a directory in the workspace`,
         );
     }
-    const nproc = limits.maxProcesses + 2 + (await this.processesOf(env.hostUid));
-    const before = env.running.size === 0 && env.lastSnapshot ? env.lastSnapshot : await snapshot(env.dir);
-    env.lastSnapshot = null; // until this command's own "after" (a failed command leaves none)
-    const base = await (await this.baseRoot()).acquire();
-    const layout = base.layout!;
-    let dirFd: number;
-    try {
-      // Synchronous: one open(2) of a local directory, cheaper than a thread-pool round trip.
-      dirFd = fs.openSync(env.dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
-    } catch (e) {
-      base.release();
-      throw e;
-    }
-    const vars: Record<string, string> = {
+    return {
+      command,
+      cwd: cwd.path,
+      wallSeconds: Math.max(0.1, Math.min(limits.wallClockSeconds, command.timeoutSeconds ?? limits.wallClockSeconds)),
+    };
+  }
+
+  /** The launcher process and the service's enforcement around it. */
+  private launchSpec(
+    env: LiveEnv,
+    req: CheckedCommand,
+    base: EtcVersion<BaseRoot>,
+    fds: readonly number[],
+    cgroup: CommandCgroup | null,
+    nproc: number,
+  ): RunSpec {
+    const limits = env.spec.limits;
+    const net = env.net;
+    const controls = this.controls;
+    const seccompFd = this.seccompFile ? 4 : null;
+    // With a cgroup: bubblewrap reports its child's pid on fd 5 and waits on fd 6 until the
+    // service has moved that child into the group, so nothing of the sandbox runs outside it.
+    const gate = cgroup ? { infoFd: 3 + fds.length, blockFd: 4 + fds.length } : null;
+    const args = [
+      ...this.launcherArgs(env),
+      ...bwrapArgs({
+        base,
+        limits,
+        cwd: req.cwd,
+        vars: this.commandVars(env, req.command),
+        seccompFd,
+        gate,
+        bridge: req.command.bridge ?? null,
+      }),
+      '--',
+      this.prlimit,
+      `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
+      // The memory cgroup bounds what is used; without one, the address space is the only bound.
+      ...(cgroup ? [] : [`--as=${limits.memoryBytes}`]),
+      `--nproc=${nproc}`,
+      `--fsize=${this.quota ? limits.maxFileBytes : Math.min(limits.maxFileBytes, limits.workspaceBytes)}`,
+      `--nofile=${limits.maxOpenFiles}`,
+      '--core=0',
+      '--',
+      ...req.command.argv,
+    ];
+    return {
+      file: net ? this.bwrap : this.unshare,
+      args,
+      env: {},
+      extraFds: [...fds, ...(gate ? (['pipe', 'pipe'] as const) : [])],
+      // bubblewrap forked directly runs as the environment's uid; so does the launcher as root
+      // without the capabilities `unshare` needs.
+      ...(net || (this.asRoot && !this.rootNet) ? { uid: env.hostUid, gid: env.hostGid } : {}),
+      ...(net && controls
+        ? { spawnWith: (spawnLauncher: () => ChildProcess) => controls.inNetworkNamespace(net.fd, spawnLauncher) }
+        : {}),
+      ...(cgroup && gate ? { onSpawn: admitToCgroup(cgroup, gate) } : {}),
+      wallClockMs: req.wallSeconds * 1000,
+      maxOutputBytes: limits.maxOutputBytes,
+      ...(this.quota ? {} : { probeEveryMs: 200, probe: () => quotaProbe(env.dir, limits) }),
+    };
+  }
+
+  /**
+   * The launcher before bubblewrap, when the service does not fork it itself: a fresh network
+   * namespace, whose loopback is down, that the sandbox's user namespace does not own — as root,
+   * one of the host's user namespace, then the environment's uid and gid (and no supplementary
+   * group); otherwise one owned by a fresh user namespace mapping only the launching uid. bubblewrap
+   * then makes every other namespace and must not make a network namespace of its own (it would
+   * bring `lo` up).
+   */
+  private launcherArgs(env: LiveEnv): string[] {
+    if (env.net) return [];
+    return [
+      ...(this.rootNet
+        ? ['--net', '--setgid', String(env.hostGid), '--setuid', String(env.hostUid)]
+        : ['--map-current-user', '--net']),
+      '--',
+      this.bwrap,
+    ];
+  }
+
+  private commandVars(env: LiveEnv, command: ExecutionCommand): Record<string, string> {
+    return {
       PATH: BASE_PATH,
       HOME: '/workspace',
       TMPDIR: '/tmp',
@@ -435,139 +560,44 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       USER: 'sandbox',
       ...(env.spec.env ?? {}),
       ...(command.env ?? {}),
+      ...(command.bridge ? { AGENT_BRIDGE_SOCKET: BRIDGE_MOUNT, AGENT_BRIDGE_TOKEN: command.bridge.token } : {}),
     };
-    // As root with koffi (linux-process.ts), the service forks bubblewrap itself from the
-    // environment's network namespace, as the environment's uid and gid with no supplementary group
-    // (what libuv does for spawn's uid/gid): one exec fewer than `unshare … -- bwrap`.
-    const net = env.net;
-    const controls = this.controls;
-    const launcher = net
-      ? []
-      : [
-          // A fresh network namespace, whose loopback is down, that the sandbox's user namespace
-          // does not own: as root, one of the host's user namespace, then the environment's uid and
-          // gid (and no supplementary group); otherwise one owned by a fresh user namespace mapping
-          // only the launching uid. bubblewrap then makes every other namespace (its own user
-          // namespace nested inside) and must not make a network namespace of its own (it would
-          // bring `lo` up).
-          ...(this.rootNet
-            ? ['--net', '--setgid', String(env.hostGid), '--setuid', String(env.hostUid)]
-            : ['--map-current-user', '--net']),
-          '--',
-          this.bwrap,
-        ];
-    const args = [
-      ...launcher,
-      '--unshare-user',
-      '--unshare-ipc',
-      '--unshare-pid',
-      '--unshare-uts',
-      '--unshare-cgroup-try',
-      '--die-with-parent',
-      '--new-session',
-      '--cap-drop',
-      'ALL',
-      '--hostname',
-      'sandbox',
-      '--uid',
-      String(SANDBOX_UID),
-      '--gid',
-      String(SANDBOX_GID),
-      // The root: the prepared base, read-only (it hides the tmpfs bubblewrap builds the root on).
-      '--ro-bind',
-      base.dir,
-      '/',
-      ...layout.roBinds.flatMap((p) => ['--ro-bind', p, p]),
-      '--ro-bind',
-      '/usr',
-      '/usr',
-      '--proc',
-      '/proc',
-      // The six devices: the base's own copies of the nodes in one bind (a root-owned directory the
-      // sandbox uid cannot write to), or each host device bound onto its mountpoint in the read-only root.
-      ...(layout.deviceNodes
-        ? ['--dev-bind', path.join(base.dir, 'dev'), '/dev']
-        : DEVICES.flatMap(([name]) => ['--dev-bind', `/dev/${name}`, `/dev/${name}`])),
-      '--size',
-      String(limits.tmpBytes),
-      '--tmpfs',
-      '/tmp',
-      '--bind-fd',
-      '3',
-      '/workspace',
-      // Nothing else is writable: /dev/shm is its own size-capped tmpfs.
-      '--size',
-      String(limits.tmpBytes),
-      '--tmpfs',
-      '/dev/shm',
-      '--chdir',
-      cwd.path === '.' ? '/workspace' : `/workspace/${cwd.path}`,
-      '--clearenv',
-      ...Object.entries(vars).flatMap(([k, v]) => ['--setenv', k, v]),
-      '--',
-      this.prlimit,
-      `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
-      `--as=${limits.memoryBytes}`,
-      `--nproc=${nproc}`,
-      `--fsize=${Math.min(limits.maxFileBytes, limits.workspaceBytes)}`,
-      `--nofile=${limits.maxOpenFiles}`,
-      '--core=0',
-      '--',
-      ...command.argv,
-    ];
-    const controller = new AbortController();
-    const onAbort = () => controller.abort();
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    if (opts.signal?.aborted) controller.abort();
-    env.running.add(controller);
-    env.started++;
-    try {
-      const raw = await runLauncher(
-        {
-          file: net ? this.bwrap : this.unshare,
-          args,
-          env: {},
-          extraFds: [dirFd],
-          // bubblewrap forked directly runs as the environment's uid; so does the launcher as root
-          // without the capabilities `unshare` needs.
-          ...(net || (this.asRoot && !this.rootNet) ? { uid: env.hostUid, gid: env.hostGid } : {}),
-          ...(net && controls
-            ? {
-                spawnWith: (spawnLauncher: () => ChildProcess) => controls.inNetworkNamespace(net.fd, spawnLauncher),
-              }
-            : {}),
-          wallClockMs: wallSeconds * 1000,
-          maxOutputBytes: limits.maxOutputBytes,
-          probeEveryMs: 200,
-          probe: async () => {
-            const u = await usage(env.dir, { bytes: limits.workspaceBytes, files: limits.workspaceFiles });
-            if (u.bytes > limits.workspaceBytes)
-              return { reason: 'disk', detail: `workspace exceeded ${limits.workspaceBytes} bytes` };
-            if (u.files > limits.workspaceFiles)
-              return { reason: 'disk', detail: `workspace exceeded ${limits.workspaceFiles} files (inode quota)` };
-            return null;
-          },
-        },
-        { signal: controller.signal, onOutput: opts.onOutput },
-      );
-      const c = classify(raw, true);
-      if (raw.serviceReason === null && raw.exitCode === 1 && /^(bwrap|unshare):/.test(raw.stderr.toString()))
-        throw new Error(`the sandbox could not start: ${raw.stderr.toString().trim().slice(0, 500)}`);
-      // Kept for the next command only if this one was alone for the whole walk (no other command's
-      // processes could have written while it read).
-      const alone = env.running.size === 1;
-      const startedBefore = env.started;
-      const after = await snapshot(env.dir);
-      env.lastSnapshot = alone && env.running.size === 1 && env.started === startedBefore ? after : null;
-      return executionResult(raw, c, await changedFiles(env.dir, before, after, command.collectChangedUpToBytes ?? 0));
-    } finally {
-      env.running.delete(controller);
-      opts.signal?.removeEventListener('abort', onAbort);
-      fs.closeSync(dirFd);
-      base.release();
-      // A command that outlived its environment's destroy releases the network namespace last.
-      if (env.destroyed && env.running.size === 0) env.net?.close();
-    }
+  }
+
+  /** Classifies the outcome (the cgroup's word first) and reports the changed files and the limits. */
+  private async finish(
+    env: LiveEnv,
+    raw: RawOutcome,
+    cgroup: CommandCgroup | null,
+    before: Map<string, FileStamp>,
+    collectUpTo: number,
+  ): Promise<ExecutionResult> {
+    if (raw.serviceReason === null && raw.exitCode === 1 && /^(bwrap|unshare):/.test(raw.stderr.toString()))
+      throw new Error(`the sandbox could not start: ${raw.stderr.toString().trim().slice(0, 500)}`);
+    const limits = env.spec.limits;
+    const c = refineWithCgroup(classify(raw, true), cgroup, limits, this.cgroups?.mode ?? 'none');
+    // Kept for the next command only if this one was alone for the whole walk (no other command's
+    // processes could have written while it read).
+    const alone = env.running.size === 1;
+    const startedBefore = env.started;
+    const after = await snapshot(env.dir);
+    env.lastSnapshot = alone && env.running.size === 1 && env.started === startedBefore ? after : null;
+    return {
+      ...executionResult(raw, c, await changedFiles(env.dir, before, after, collectUpTo)),
+      limits: this.enforced(limits, cgroup !== null),
+    };
+  }
+
+  private enforced(limits: ResourceLimits, cgroup: boolean): EnforcedLimits {
+    const cg = cgroup ? (this.cgroups?.mode === 'v2' ? 'cgroup_v2' : 'cgroup_v1') : 'rlimit';
+    return enforcedLimits(limits, {
+      memory: cg,
+      processes: cg,
+      cpus: cgroup ? cg : null,
+      workspace: this.quota ? 'tmpfs' : 'probe',
+      fileBytes: this.quota ? limits.maxFileBytes : Math.min(limits.maxFileBytes, limits.workspaceBytes),
+      seccomp: this.seccompFile ? 'bpf' : 'none',
+    });
   }
 
   async destroy(handle: EnvironmentHandle): Promise<void> {
@@ -579,6 +609,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
     for (let i = 0; i < 100 && env.running.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
     // Not while a command runs; one still being prepared finds it released and fails.
     if (env.running.size === 0) env.net?.close();
+    await unmountWorkspace(env.dir);
     await wipe(env.dir);
     if (env.slot !== null) this.usedSlots.delete(env.slot);
     this.envs.delete(handle.id);
@@ -593,8 +624,10 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
   async removeOrphans(): Promise<number> {
     const root = await this.workspaceRoot();
     let n = await (await this.baseRoot()).removeOrphans();
+    await this.cgroups?.removeOrphans();
     for (const name of await fs.promises.readdir(root).catch(() => [] as string[])) {
       if (!/^[0-9a-f-]{36}$/.test(name) || this.envs.has(name)) continue;
+      await unmountWorkspace(path.join(root, name));
       await wipe(path.join(root, name)).catch(() => undefined);
       n++;
     }

@@ -12,8 +12,10 @@ export interface RunSpec {
   readonly file: string;
   readonly args: readonly string[];
   readonly env: Record<string, string>;
-  /** Descriptors handed to the launcher as fd 3, 4, ... */
-  readonly extraFds?: readonly number[];
+  /** Descriptors handed to the launcher as fd 3, 4, ...; `'pipe'` makes a socket pair (`child.stdio[n]`). */
+  readonly extraFds?: readonly (number | 'pipe')[];
+  /** Called once the launcher is spawned (e.g. to move the sandbox into its cgroup, then release it). */
+  readonly onSpawn?: (child: ChildProcess, kill: (reason: KillReason, detail: string) => void) => void;
   /** Wraps the (synchronous) spawn, e.g. to fork the launcher from another network namespace. */
   readonly spawnWith?: (spawnLauncher: () => ChildProcess) => ChildProcess;
   /** Host uid/gid to run the launcher as (only when the service runs as root). */
@@ -82,6 +84,7 @@ export function runLauncher(spec: RunSpec, opts: ExecuteOptions = {}): Promise<R
         }
       }
     };
+    spec.onSpawn?.(child, kill);
     child.stdout!.on('data', onData('stdout', out));
     child.stderr!.on('data', onData('stderr', err));
     const wall = setTimeout(

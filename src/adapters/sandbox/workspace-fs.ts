@@ -36,9 +36,11 @@ export async function createWorkspace(
   dir: string,
   files: readonly SeedFile[],
   owner: { uid: number; gid: number } | null,
+  /** The directory already exists (a workspace tmpfs mounted by workspace-quota.ts). */
+  exists = false,
 ): Promise<Map<string, FileStamp>> {
   const stamps = new Map<string, FileStamp>();
-  await fs.promises.mkdir(dir, { recursive: false, mode: 0o700 });
+  if (!exists) await fs.promises.mkdir(dir, { recursive: false, mode: 0o700 });
   for (const f of files) {
     const n = normalizeRelativeDir(f.path);
     if (!n.ok || n.path === '.')
@@ -71,27 +73,58 @@ async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
   }
 }
 
-async function hashFile(full: string): Promise<{ sha256: string; size: number }> {
-  const h = await fs.promises.open(full, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+/**
+ * Opens `full` (a path under `root`, whose real path is `rootReal`) and refuses it unless the
+ * descriptor really is inside the workspace. `O_NOFOLLOW` covers only the last component: a sandbox
+ * that swaps a directory of the path for a symlink (to /etc, say) between the walk and the open
+ * would otherwise have the service — root, outside the sandbox — read a host file for it and return
+ * its content as a changed file. The kernel's own name of the opened file settles it.
+ */
+export function openInside(rootReal: string, full: string, flags: number): number {
+  const fd = fs.openSync(full, flags | fs.constants.O_NOFOLLOW);
+  let real: string;
+  try {
+    real = fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    real = '';
+  }
+  if (real !== rootReal && !real.startsWith(`${rootReal}/`)) {
+    fs.closeSync(fd);
+    throw new Error(`${full} resolves outside the workspace`);
+  }
+  return fd;
+}
+
+const readFd = (fd: number, buf: Buffer) =>
+  new Promise<number>((resolve, reject) =>
+    fs.read(fd, buf, 0, buf.length, null, (e, n) => (e ? reject(e) : resolve(n))),
+  );
+
+async function hashFile(rootReal: string, full: string): Promise<{ sha256: string; size: number }> {
+  const fd = openInside(rootReal, full, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   try {
     const hash = createHash('sha256');
     let size = 0;
     const buf = Buffer.alloc(64 * 1024);
     for (;;) {
-      const { bytesRead } = await h.read(buf, 0, buf.length, null);
+      const bytesRead = await readFd(fd, buf);
       if (bytesRead === 0) break;
       hash.update(buf.subarray(0, bytesRead));
       size += bytesRead;
     }
     return { sha256: hash.digest('hex'), size };
   } finally {
-    await h.close();
+    fs.closeSync(fd);
   }
 }
 
 /** A small regular file's hash with synchronous reads, or null when it is not one (or is larger). */
-function hashSmallFileSync(full: string, budget: { bytes: number }): { sha256: string; size: number } | null {
-  const fd = fs.openSync(full, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+function hashSmallFileSync(
+  rootReal: string,
+  full: string,
+  budget: { bytes: number },
+): { sha256: string; size: number } | null {
+  const fd = openInside(rootReal, full, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile() || st.size > SYNC_HASH_MAX_FILE || st.size > budget.bytes) return null;
@@ -118,11 +151,18 @@ export async function snapshot(dir: string): Promise<Map<string, FileStamp>> {
   const out = new Map<string, FileStamp>();
   let seen = 0;
   const budget = { bytes: SYNC_HASH_BUDGET };
+  const rootReal = fs.realpathSync(dir);
   const walk = async (d: string, depth: number): Promise<void> => {
     if (depth > MAX_WALK_DEPTH) return;
     let entries: fs.Dirent[];
     try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
+      // Listed through a checked descriptor: a directory swapped for a symlink is not followed.
+      const fd = openInside(rootReal, d, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+      try {
+        entries = fs.readdirSync(`/proc/self/fd/${fd}`, { withFileTypes: true });
+      } finally {
+        fs.closeSync(fd);
+      }
     } catch {
       return; // a directory the sandbox made unreadable: nothing to report from it
     }
@@ -133,7 +173,7 @@ export async function snapshot(dir: string): Promise<Map<string, FileStamp>> {
       if (e.isDirectory()) await walk(full, depth + 1);
       else if (e.isFile()) {
         try {
-          const { sha256, size } = hashSmallFileSync(full, budget) ?? (await hashFile(full));
+          const { sha256, size } = hashSmallFileSync(rootReal, full, budget) ?? (await hashFile(rootReal, full));
           out.set(path.relative(dir, full).split(path.sep).join('/'), { size, sha256 });
         } catch {
           /* unreadable or swapped: skipped */
@@ -154,21 +194,24 @@ export async function changedFiles(
 ): Promise<ChangedFile[]> {
   const out: ChangedFile[] = [];
   let collected = 0;
+  const rootReal = fs.realpathSync(dir);
   for (const [rel, stamp] of after) {
     const prior = before.get(rel);
     if (prior && prior.sha256 === stamp.sha256) continue;
     let contentBase64: string | undefined;
     if (collected + stamp.size <= collectUpTo) {
       try {
-        const h = await fs.promises.open(path.join(dir, rel), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+        const fd = openInside(rootReal, path.join(dir, rel), fs.constants.O_RDONLY);
         try {
-          const buf = await h.readFile();
+          const buf = await new Promise<Buffer>((resolve, reject) =>
+            fs.readFile(fd, (e, b) => (e ? reject(e) : resolve(b))),
+          );
           if (createHash('sha256').update(buf).digest('hex') === stamp.sha256) {
             contentBase64 = buf.toString('base64');
             collected += buf.length;
           }
         } finally {
-          await h.close();
+          fs.closeSync(fd);
         }
       } catch {
         /* not collected */

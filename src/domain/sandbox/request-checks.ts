@@ -161,3 +161,26 @@ export function effectiveTimeoutSeconds(input: {
     candidates.push(input.remainingDeadlineSeconds);
   return Math.max(1, Math.floor(Math.min(...candidates)));
 }
+
+/** Name of a bridge socket the worker makes (tool-bridge.ts): `<32 hex>.sock`, directly in the bridge directory. */
+export const BRIDGE_SOCKET_NAME = /^[0-9a-f]{32}\.sock$/;
+
+/**
+ * A command's tool bridge (plan §8.5): the socket must be one the worker made in the service's own
+ * bridge directory (nothing else on the host is ever bound into a sandbox) and the token a
+ * 64-hex-character capability. The caller checks that the socket exists.
+ */
+export function checkBridge(raw: unknown, bridgeDir: string | null): RequestCheck {
+  if (raw === undefined || raw === null) return { ok: true };
+  const refuse = (message: string): RequestCheck => ({ ok: false, code: 'bridge_refused', message });
+  if (bridgeDir === null) return refuse('this execution service offers no tool bridge');
+  if (typeof raw !== 'object') return refuse('bridge must be an object');
+  const b = raw as { socketPath?: unknown; token?: unknown };
+  if (typeof b.token !== 'string' || !/^[0-9a-f]{64}$/.test(b.token))
+    return refuse('bridge token must be 64 hex characters');
+  if (typeof b.socketPath !== 'string') return refuse('bridge socketPath must be a string');
+  const slash = b.socketPath.lastIndexOf('/');
+  if (b.socketPath.slice(0, slash) !== bridgeDir || !BRIDGE_SOCKET_NAME.test(b.socketPath.slice(slash + 1)))
+    return refuse(`bridge socket must be a <32 hex>.sock directly in ${bridgeDir}`);
+  return { ok: true };
+}

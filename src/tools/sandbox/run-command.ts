@@ -116,57 +116,64 @@ function excerpt(buf: Uint8Array): { text: string; truncated: boolean } {
   return { text: b.subarray(0, INLINE_OUTPUT_BYTES).toString('utf8'), truncated: true };
 }
 
-export function createRunCommandTool(opts: RunCommandOptions): ExtendedTool {
-  async function present(
-    result: ExecutionResult,
-    timeout: number,
-    ctx: ToolExecutionContext,
-  ): Promise<Record<string, unknown>> {
-    const out: Record<string, unknown> = {
-      exit_code: result.exitCode,
-      timed_out: result.reason === 'timeout',
-      kill_reason: result.reason,
-      kill_detail: result.reasonDetail,
-      effective_timeout_seconds: timeout,
-      duration_ms: result.durationMs,
-    };
-    for (const stream of ['stdout', 'stderr'] as const) {
-      const buf = result[stream];
-      const e = excerpt(buf);
-      out[stream] = e.text;
-      if (e.truncated || result.outputTruncated) {
-        out[`${stream}_truncated`] = true;
-        out[`${stream}_bytes`] = buf.length;
-        if (opts.artifacts && buf.length > INLINE_OUTPUT_BYTES) {
-          try {
-            const a = await opts.artifacts.put(
-              {
-                tenantId: ctx.tenantId,
-                runId: ctx.runId,
-                sessionId: ctx.sessionId,
-                principalId: ctx.principalId,
-                name: `${stream}.txt`,
-                mediaType: 'text/plain',
-                source: RUN_COMMAND_SPEC.name,
-              },
-              Buffer.from(buf),
-            );
-            out[`${stream}_artifact`] = { artifact_id: a.id, size_bytes: a.sizeBytes, sha256: a.sha256 };
-          } catch (err) {
-            out[`${stream}_artifact_error`] = err instanceof Error ? err.message : String(err);
-          }
+/**
+ * The model's view of a sandboxed command's result: exit code, kill reason and detail, the limits it
+ * ran under, stdout and stderr excerpts (each whole as an artifact when longer), the changed files.
+ */
+export async function presentResult(
+  result: ExecutionResult,
+  timeout: number,
+  ctx: ToolExecutionContext,
+  artifacts: ArtifactStore | undefined,
+  source: string,
+): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {
+    exit_code: result.exitCode,
+    timed_out: result.reason === 'timeout',
+    kill_reason: result.reason,
+    kill_detail: result.reasonDetail,
+    effective_timeout_seconds: timeout,
+    duration_ms: result.durationMs,
+    ...(result.limits ? { limits: result.limits } : {}),
+  };
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const buf = result[stream];
+    const e = excerpt(buf);
+    out[stream] = e.text;
+    if (e.truncated || result.outputTruncated) {
+      out[`${stream}_truncated`] = true;
+      out[`${stream}_bytes`] = buf.length;
+      if (artifacts && buf.length > INLINE_OUTPUT_BYTES) {
+        try {
+          const a = await artifacts.put(
+            {
+              tenantId: ctx.tenantId,
+              runId: ctx.runId,
+              sessionId: ctx.sessionId,
+              principalId: ctx.principalId,
+              name: `${stream}.txt`,
+              mediaType: 'text/plain',
+              source,
+            },
+            Buffer.from(buf),
+          );
+          out[`${stream}_artifact`] = { artifact_id: a.id, size_bytes: a.sizeBytes, sha256: a.sha256 };
+        } catch (err) {
+          out[`${stream}_artifact_error`] = err instanceof Error ? err.message : String(err);
         }
       }
     }
-    out.files_changed = result.filesChanged.slice(0, 100).map((f) => ({
-      path: f.path,
-      size_bytes: f.sizeBytes,
-      sha256: f.sha256,
-    }));
-    if (result.filesChanged.length > 100) out.files_changed_omitted = result.filesChanged.length - 100;
-    return out;
   }
+  out.files_changed = result.filesChanged.slice(0, 100).map((f) => ({
+    path: f.path,
+    size_bytes: f.sizeBytes,
+    sha256: f.sha256,
+  }));
+  if (result.filesChanged.length > 100) out.files_changed_omitted = result.filesChanged.length - 100;
+  return out;
+}
 
+export function createRunCommandTool(opts: RunCommandOptions): ExtendedTool {
   return {
     spec: RUN_COMMAND_SPEC,
     trust: 'external_untrusted',
@@ -216,7 +223,7 @@ export function createRunCommandTool(opts: RunCommandOptions): ExtendedTool {
           { signal: ctx.signal },
         );
         await opts.workspace.writeBack(ctx.tenantId, ctx.sessionId, result.filesChanged);
-        return { ok: true, output: await present(result, timeout, ctx) };
+        return { ok: true, output: await presentResult(result, timeout, ctx, opts.artifacts, RUN_COMMAND_SPEC.name) };
       } catch (e) {
         if (e instanceof ExecutionRequestError)
           return { ok: false, errorCode: e.code, message: e.message, retryable: false };

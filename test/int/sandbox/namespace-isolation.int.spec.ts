@@ -152,6 +152,8 @@ async function checkDevAndRoot(exec: (argv: string[]) => Promise<ExecutionResult
       'lib64',
       'libx32',
       'proc',
+      // Holds only the (empty) mountpoint of the tool bridge's socket.
+      'run',
       'sbin',
       'tmp',
       'usr',
