@@ -20,6 +20,9 @@ export function createServiceAdapter(s: SandboxSettings): ServiceAdapter {
         root: s.root,
         envAllowlist: s.envAllowlist,
         hostUidBase: s.hostUidBase,
+        bwrapPath: s.programs.bwrap,
+        unsharePath: s.programs.unshare,
+        prlimitPath: s.programs.prlimit,
       });
     case 'container':
       return new ContainerExecutionEnvironment({

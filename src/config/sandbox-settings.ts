@@ -28,6 +28,8 @@ export interface SandboxSettings {
   /** When no service listens, a CLI/eval process starts its own `agent sandboxd` (default on). */
   readonly autostart: boolean;
   readonly hostUidBase: number;
+  /** The namespace adapter's programs (SANDBOX_BWRAP, SANDBOX_UNSHARE, SANDBOX_PRLIMIT; Debian paths by default). */
+  readonly programs: { readonly bwrap: string; readonly unshare: string; readonly prlimit: string };
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
@@ -97,6 +99,11 @@ export function loadSandboxSettings(env: NodeJS.ProcessEnv, dataDir: string): Sa
     allowSharedKernel: env.SANDBOX_ALLOW_SHARED_KERNEL === '1' || env.SANDBOX_ALLOW_SHARED_KERNEL === 'true',
     autostart: env.SANDBOX_AUTOSTART !== '0' && env.SANDBOX_AUTOSTART !== 'false',
     hostUidBase: int(env, 'SANDBOX_HOST_UID_BASE', 200_000, 1000),
+    programs: {
+      bwrap: env.SANDBOX_BWRAP?.trim() || '/usr/bin/bwrap',
+      unshare: env.SANDBOX_UNSHARE?.trim() || '/usr/bin/unshare',
+      prlimit: env.SANDBOX_PRLIMIT?.trim() || '/usr/bin/prlimit',
+    },
   };
 }
 
