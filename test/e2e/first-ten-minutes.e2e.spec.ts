@@ -197,4 +197,40 @@ describe('the first ten minutes', () => {
       proc.child.kill('SIGKILL');
     }
   }, 300_000);
+
+  it('agent start with a sandbox that fails its self-check: sandboxd is not restarted, one warning, the worker starts', async () => {
+    const port = await freePort();
+    // /bin/false is executable (the prerequisite check passes) but starts no sandbox: sandboxd's own
+    // self-check fails and it exits 5, "cannot run here", which a restart would only repeat.
+    const proc = startAgent(['start'], {
+      PORT: String(port),
+      AGENT_DATA_DIR: dataDir,
+      DATABASE_URL: db.url,
+      SANDBOX_BWRAP: '/bin/false',
+    });
+    try {
+      await waitFor(
+        'the give-up warning',
+        async () => proc.output().includes('agent sandboxd cannot run here'),
+        150_000,
+        250,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}\n${proc.output()}`);
+      });
+      await waitFor('the worker', async () => proc.output().includes('agent-core worker'), 60_000, 250).catch(
+        (e: Error) => {
+          throw new Error(`${e.message}\n${proc.output()}`);
+        },
+      );
+      await new Promise((r) => setTimeout(r, 10_000));
+      const out = proc.output();
+      expect(out.match(/agent sandboxd cannot run here/g)).toHaveLength(1);
+      expect(out.match(/error: sandboxd:/g)).toHaveLength(1); // sandboxd ran once
+      expect(out).not.toMatch(/restarting/);
+    } finally {
+      proc.child.kill('SIGTERM');
+      await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 30_000))]);
+      proc.child.kill('SIGKILL');
+    }
+  }, 300_000);
 });
