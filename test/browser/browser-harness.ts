@@ -35,6 +35,19 @@ export interface Browser {
   close(): Promise<void>;
 }
 
+/**
+ * `describe`, or, when Chromium is not installed, a skipped block whose name carries the install
+ * command: Chromium is optional for a developer (ADR 0028), and `.ci/run` installs it as root.
+ */
+export function describeWithChromium(name: string, fn: () => void): void {
+  if (fs.existsSync(CHROMIUM)) describe(name, fn);
+  else
+    describe.skip(
+      `${name} (skipped: Chromium not found at ${CHROMIUM}; apt-get install -y chromium, or set CHROMIUM_PATH)`,
+      fn,
+    );
+}
+
 /** Debian Chromium, headless, fresh profile (STACK-NOTES §9). Fails loudly when it cannot start. */
 export async function launchBrowser(): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) {

@@ -211,7 +211,7 @@ describe('the first ten minutes', () => {
     try {
       await waitFor(
         'the give-up warning',
-        async () => proc.output().includes('agent sandboxd cannot run here'),
+        async () => proc.output().includes('warning: command execution is unavailable: agent sandboxd cannot run here'),
         150_000,
         250,
       ).catch((e: Error) => {
@@ -224,7 +224,7 @@ describe('the first ten minutes', () => {
       );
       await new Promise((r) => setTimeout(r, 10_000));
       const out = proc.output();
-      expect(out.match(/agent sandboxd cannot run here/g)).toHaveLength(1);
+      expect(out.match(/warning: command execution is unavailable: agent sandboxd cannot run here/g)).toHaveLength(1);
       expect(out.match(/error: sandboxd:/g)).toHaveLength(1); // sandboxd ran once
       expect(out).not.toMatch(/restarting/);
     } finally {
