@@ -29,6 +29,9 @@ const INPUTS = [
   'scripts/build-dashboard.js',
 ];
 
+/** Files a build reads; notes beside the sources (bench/RESULTS.md, README.md files) are not. */
+const BUILT = /\.(ts|tsx|js|mjs|cjs|json|css|html)$/;
+
 /** The newest mtime under `p` (a file or a directory, walked), 0 when it does not exist. */
 function newest(p) {
   let st;
@@ -37,7 +40,7 @@ function newest(p) {
   } catch {
     return 0;
   }
-  if (!st.isDirectory()) return st.mtimeMs;
+  if (!st.isDirectory()) return BUILT.test(p) ? st.mtimeMs : 0;
   let max = st.mtimeMs; // a deleted or renamed file changes its directory's mtime
   for (const e of fs.readdirSync(p, { withFileTypes: true })) max = Math.max(max, newest(path.join(p, e.name)));
   return max;
