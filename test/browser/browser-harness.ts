@@ -40,12 +40,11 @@ export interface Browser {
  * command: Chromium is optional for a developer (ADR 0028), and `.ci/run` installs it as root.
  */
 export function describeWithChromium(name: string, fn: () => void): void {
-  if (fs.existsSync(CHROMIUM)) describe(name, fn);
-  else
-    describe.skip(
-      `${name} (skipped: Chromium not found at ${CHROMIUM}; apt-get install -y chromium, or set CHROMIUM_PATH)`,
-      fn,
-    );
+  if (fs.existsSync(CHROMIUM)) return describe(name, fn);
+  const why = `Chromium not found at ${CHROMIUM}; apt-get install -y chromium, or set CHROMIUM_PATH`;
+  // Jest does not list the blocks of a wholly skipped file, so the reason is also said here, once per file.
+  process.stderr.write(`skipping "${name}": ${why}\n`);
+  describe.skip(`${name} (skipped: ${why})`, fn);
 }
 
 /** Debian Chromium, headless, fresh profile (STACK-NOTES §9). Fails loudly when it cannot start. */
