@@ -12,6 +12,7 @@ const suites: Record<string, () => Promise<void>> = {
   export: () => (require('./export.bench') as typeof import('./export.bench')).runExportBench(),
   runs: () => (require('./runs.bench') as typeof import('./runs.bench')).runRunsBench(),
   sandbox: () => (require('./sandbox.bench') as typeof import('./sandbox.bench')).runSandboxBench(),
+  startup: () => (require('./startup.bench') as typeof import('./startup.bench')).runStartupBench(),
   sse: () => (require('./sse.bench') as typeof import('./sse.bench')).runSseBench(),
   tracing: () => (require('./tracing.bench') as typeof import('./tracing.bench')).runTracingBench(),
 };

@@ -32,6 +32,8 @@ import {
 } from '../application/tokens';
 import { HEALTH_PROBE } from '../api/health-probe';
 import { createHealthProbe } from './health-probe';
+import { sandboxStatus } from './prerequisites';
+import { loadSandboxSettings } from '../config/sandbox-settings';
 import type { Platform } from './platform';
 
 export const PLATFORM = Symbol('Platform');
@@ -99,7 +101,12 @@ export class AppModule {
         { provide: TRAJECTORIES, useValue: platform.trajectories },
         // Artifact metadata and content, tenant- and principal-scoped in the controller (issue 8).
         { provide: ARTIFACT_STORE, useValue: platform.artifacts },
-        { provide: HEALTH_PROBE, useValue: createHealthProbe(platform.db) },
+        {
+          provide: HEALTH_PROBE,
+          useValue: createHealthProbe(platform.db, () =>
+            sandboxStatus(loadSandboxSettings(process.env, platform.settings.dataDir), platform.settings.authMode),
+          ),
+        },
         ...(opts.http ? httpProviders(platform) : []),
         ...(opts.http ? observabilityProviders(platform.db, process.env) : []),
         ...APPLICATION_HANDLERS,

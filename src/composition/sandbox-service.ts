@@ -22,6 +22,9 @@ export function createServiceAdapter(s: SandboxSettings): ServiceAdapter {
         envAllowlist: s.envAllowlist,
         hostUidBase: s.hostUidBase,
         bridgeDir: s.bridgeDir,
+        bwrapPath: s.programs.bwrap,
+        unsharePath: s.programs.unshare,
+        prlimitPath: s.programs.prlimit,
       });
     case 'gvisor':
       return new GvisorExecutionEnvironment({

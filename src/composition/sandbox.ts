@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SandboxClient, spawnSandboxd, waitForSocket } from '../adapters/sandbox';
 import { FakeExecutionEnvironment } from '../adapters/sandbox/fake-environment';
-import { loadSandboxSettings, sharedKernelRefusal, type SandboxSettings } from '../config/sandbox-settings';
+import { loadSandboxSettings, type SandboxSettings } from '../config/sandbox-settings';
 import type { Settings } from '../config/settings';
 import type { ArtifactStore } from '../ports/artifact-store';
 import type { ExecutionEnvironment } from '../ports/execution-environment';
@@ -17,9 +17,12 @@ import { bridgeCallable, RegistryBridgeInvoker } from '../tools/sandbox/bridge-i
 import { createRunCommandTool } from '../tools/sandbox/run-command';
 import { createRunProgramTool } from '../tools/sandbox/run-program';
 import { sessionWorkspaceAccess } from '../tools/sandbox/session-workspace';
+import { sandboxStatus, type SandboxStatus } from './prerequisites';
 
 export interface SandboxWiring {
   readonly settings: SandboxSettings;
+  /** Disabled, unavailable (a missing program, with its fix) or available, as checked at wiring. */
+  readonly status: SandboxStatus;
   /** The worker's ExecutionEnvironment: a client of `agent sandboxd` (or the in-process fake). */
   readonly execution: ExecutionEnvironment | null;
   readonly tool: Tool;
@@ -44,11 +47,14 @@ export function wireSandbox(
 ): SandboxWiring {
   const env = opts.env ?? process.env;
   const sandbox = loadSandboxSettings(env, settings.dataDir);
-  const refusal = sharedKernelRefusal(sandbox, settings.authMode);
+  // A missing bubblewrap (or engine) leaves the tool answering why, with the fix, instead of every
+  // command failing on a socket nobody listens on (docs/adr/0028-first-ten-minutes.md).
+  const status = sandboxStatus(sandbox, settings.authMode, env);
   let child: ChildProcess | null = null;
   let execution: ExecutionEnvironment | null = null;
-  if (!refusal && sandbox.adapter === 'fake') execution = new FakeExecutionEnvironment(sandbox.envAllowlist);
-  else if (!refusal && sandbox.adapter !== 'none') {
+  if (status.state === 'available' && sandbox.adapter === 'fake')
+    execution = new FakeExecutionEnvironment(sandbox.envAllowlist);
+  else if (status.state === 'available') {
     const entry = path.join(__dirname, '..', 'main.js'); // dist/src/main.js
     execution = new SandboxClient({
       socketPath: sandbox.socketPath,
@@ -63,10 +69,15 @@ export function wireSandbox(
           : undefined,
     });
   }
+  const unavailableReason =
+    status.state === 'disabled'
+      ? status.reason
+      : status.state === 'unavailable'
+        ? `${status.reason}. Fix: ${status.fix}`
+        : undefined;
   const tool = createRunCommandTool({
     execution,
-    unavailableReason:
-      refusal ?? (sandbox.adapter === 'none' ? 'the sandbox is disabled (SANDBOX_ADAPTER=none)' : undefined),
+    unavailableReason,
     workspace: sessionWorkspaceAccess(path.join(settings.dataDir, 'workspaces')),
     artifacts: opts.artifacts,
     limits: sandbox.limits,
@@ -75,13 +86,13 @@ export function wireSandbox(
   });
   return {
     settings: sandbox,
+    status,
     execution,
     tool,
     runProgramTool: (deps) =>
       createRunProgramTool({
         execution,
-        unavailableReason:
-          refusal ?? (sandbox.adapter === 'none' ? 'the sandbox is disabled (SANDBOX_ADAPTER=none)' : undefined),
+        unavailableReason,
         workspace: sessionWorkspaceAccess(path.join(settings.dataDir, 'workspaces')),
         artifacts: opts.artifacts,
         limits: sandbox.limits,

@@ -35,6 +35,8 @@ export interface SandboxSettings {
   readonly gvisorPlatform: string | null;
   /** Where the worker makes tool-bridge sockets (plan §8.5; SANDBOX_BRIDGE_DIR). */
   readonly bridgeDir: string;
+  /** The namespace adapter's programs (SANDBOX_BWRAP, SANDBOX_UNSHARE, SANDBOX_PRLIMIT; Debian paths by default). */
+  readonly programs: { readonly bwrap: string; readonly unshare: string; readonly prlimit: string };
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
@@ -131,6 +133,11 @@ export function loadSandboxSettings(env: NodeJS.ProcessEnv, dataDir: string): Sa
     bridgeDir: trimmed(env.SANDBOX_BRIDGE_DIR)
       ? path.resolve(env.SANDBOX_BRIDGE_DIR!.trim())
       : path.join(os.tmpdir(), `agent-bridge-${createHash('sha256').update(socketPath).digest('hex').slice(0, 12)}`),
+    programs: {
+      bwrap: env.SANDBOX_BWRAP?.trim() || '/usr/bin/bwrap',
+      unshare: env.SANDBOX_UNSHARE?.trim() || '/usr/bin/unshare',
+      prlimit: env.SANDBOX_PRLIMIT?.trim() || '/usr/bin/prlimit',
+    },
   };
 }
 

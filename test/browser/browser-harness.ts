@@ -35,6 +35,18 @@ export interface Browser {
   close(): Promise<void>;
 }
 
+/**
+ * `describe`, or, when Chromium is not installed, a skipped block whose name carries the install
+ * command: Chromium is optional for a developer (ADR 0028), and `.ci/run` installs it as root.
+ */
+export function describeWithChromium(name: string, fn: () => void): void {
+  if (fs.existsSync(CHROMIUM)) return describe(name, fn);
+  const why = `Chromium not found at ${CHROMIUM}; apt-get install -y chromium, or set CHROMIUM_PATH`;
+  // Jest does not list the blocks of a wholly skipped file, so the reason is also said here, once per file.
+  process.stderr.write(`skipping "${name}": ${why}\n`);
+  describe.skip(`${name} (skipped: ${why})`, fn);
+}
+
 /** Debian Chromium, headless, fresh profile (STACK-NOTES §9). Fails loudly when it cannot start. */
 export async function launchBrowser(): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) {

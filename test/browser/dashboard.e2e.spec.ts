@@ -7,7 +7,14 @@ import { startTracing, type TracingHandle } from '../../src/adapters/telemetry/o
 import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
 import { call, startApi, type ApiHarness } from '../int/api/api-harness';
 import { createTestDb, type TestDb } from '../support/test-db';
-import { domSequences, ensureDashboardBuilt, launchBrowser, screenshot, type Browser } from './browser-harness';
+import {
+  domSequences,
+  ensureDashboardBuilt,
+  describeWithChromium,
+  launchBrowser,
+  screenshot,
+  type Browser,
+} from './browser-harness';
 
 let tdb: TestDb;
 let h: ApiHarness;
@@ -51,7 +58,7 @@ async function send(page: Page, text: string): Promise<void> {
   await page.getByRole('textbox', { name: 'Message' }).press('Enter');
 }
 
-describe('web dashboard in headless Chromium', () => {
+describeWithChromium('web dashboard in headless Chromium', () => {
   it('serves the dashboard at / and /console, gzip-compressed, small, with a strict CSP; the API is untouched', async () => {
     for (const p of ['/', '/console', `/sessions/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`]) {
       const r = await fetch(`${h.base}${p}`);

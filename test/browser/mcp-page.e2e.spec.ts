@@ -2,7 +2,7 @@ import { createTestDb, type TestDb } from '../support/test-db';
 import { createTestPlatform, type TestPlatform } from '../support/platform';
 import { startApi, type ApiHarness } from '../int/api/api-harness';
 import { EVERYTHING_STDIO_MCP_YAML, MCP_AGENT, makeConfigDir } from '../int/mcp/mcp-support';
-import { ensureDashboardBuilt, launchBrowser, type Browser } from './browser-harness';
+import { ensureDashboardBuilt, describeWithChromium, launchBrowser, type Browser } from './browser-harness';
 
 // The dashboard's MCP page restarts a server and says what every other process did with the
 // action (ADR 0021): here a second platform on the same database stands for the worker process.
@@ -30,7 +30,7 @@ afterAll(async () => {
   config?.remove();
 });
 
-describe('dashboard MCP page', () => {
+describeWithChromium('dashboard MCP page', () => {
   it('restarts a server and reports the other process restarting it too', async () => {
     const before = other.platform.mcp.pidOf('everything');
     const page = await browser.page();

@@ -4,7 +4,13 @@ import type { Worker } from '../../src/runtime/worker';
 import { createTestPlatform, type TestPlatform } from '../support/platform';
 import { ensureBuilt, startAgent, waitFor, type Proc } from '../support/processes';
 import { createTestDb, type TestDb } from '../support/test-db';
-import { domSequences, ensureDashboardBuilt, launchBrowser, type Browser } from './browser-harness';
+import {
+  domSequences,
+  ensureDashboardBuilt,
+  describeWithChromium,
+  launchBrowser,
+  type Browser,
+} from './browser-harness';
 
 let tdb: TestDb;
 let t: TestPlatform;
@@ -62,7 +68,7 @@ afterAll(async () => {
   await tdb?.drop();
 });
 
-describe('dashboard across an API restart', () => {
+describeWithChromium('dashboard across an API restart', () => {
   it('shows "reconnecting…" while the API is down, then finishes the run with every event exactly once', async () => {
     const base = `http://127.0.0.1:${port}`;
     const page = await browser.page();

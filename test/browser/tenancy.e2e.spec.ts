@@ -5,7 +5,7 @@ import { addTokenToFile } from '../../src/composition/http';
 import { call, startApi, type ApiHarness } from '../int/api/api-harness';
 import { seedApproval } from '../int/api/seed';
 import { createTestDb, type TestDb } from '../support/test-db';
-import { ensureDashboardBuilt, launchBrowser, type Browser } from './browser-harness';
+import { ensureDashboardBuilt, describeWithChromium, launchBrowser, type Browser } from './browser-harness';
 
 let tdb: TestDb;
 let h: ApiHarness;
@@ -29,7 +29,7 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-describe('dashboard in token mode', () => {
+describeWithChromium('dashboard in token mode', () => {
   it("asks for a token, keeps it for the tab only, and shows none of another tenant's sessions or approvals", async () => {
     const as = { authorization: `Bearer ${tokens.a}` };
     const s = await call(h.base, 'POST', '/v1/sessions', { body: { title: 'alice secret plans' }, headers: as });

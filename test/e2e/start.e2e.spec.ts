@@ -51,7 +51,8 @@ describe('npm start on a machine with no DATABASE_URL', () => {
 
   it('serves /health/ready from an embedded PostgreSQL and stops everything on SIGTERM', async () => {
     const { dataDir, port, env } = await freshMachine();
-    // `npm start` runs the build first (prestart); `exec` in the script makes SIGTERM reach node.
+    // `npm start` builds first only when a source changed (prestart; ensureBuilt above already did);
+    // `exec` in the script makes SIGTERM reach node.
     const child = spawn('npm', ['start', '--silent'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));

@@ -1,29 +1,16 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const ENTRY = path.join(ROOT, 'dist', 'src', 'main.js');
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-/** End-to-end tests run the compiled processes; rebuild when the sources are newer than dist/. */
+/**
+ * End-to-end tests run the compiled processes; build when a build input is newer than the last
+ * build (scripts/build-if-stale.js, what `npm start` runs first), so `npm start` in a test then
+ * starts without building.
+ */
 export function ensureBuilt(): void {
-  const built = fs.existsSync(ENTRY) ? fs.statSync(ENTRY).mtimeMs : 0;
-  if (built < Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')))) {
-    execFileSync(
-      process.execPath,
-      [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
-      { cwd: ROOT, stdio: 'inherit' },
-    );
-  }
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
 }
 
 export interface Proc {

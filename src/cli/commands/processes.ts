@@ -3,9 +3,6 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { migrateToLatest, openDatabase, serviceLogger } from '../../composition/infrastructure';
 import { loadDotEnv, loadSettings } from '../../config/settings';
-import { createHttpApp } from '../../composition/http';
-import { createPlatform } from '../../composition/platform';
-import { startWorkerMetricsServer, workerMetricsPort } from '../../composition/telemetry';
 import { startSandboxService } from '../../composition/sandbox-supervisor';
 import { EXIT, exitCodeFor } from '../exit-codes';
 
@@ -22,14 +19,24 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/*
+ * The platform, HTTP and telemetry modules (Nest, TypeORM, the SDKs: ~2 s of CPU to load) are
+ * required by the api and worker processes only, never by `agent start`'s supervisor (ADR 0028).
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+const platformModule = () => require('../../composition/platform') as typeof import('../../composition/platform');
+const httpModule = () => require('../../composition/http') as typeof import('../../composition/http');
+const telemetryModule = () => require('../../composition/telemetry') as typeof import('../../composition/telemetry');
+/* eslint-enable @typescript-eslint/no-require-imports */
+
 async function runApi(): Promise<void> {
   // Listening from the start: a SIGTERM that arrives while the process is still starting stops it
   // cleanly once started, instead of killing it mid-start (the default action).
   const signalled = untilSignal();
   loadDotEnv();
   const settings = loadSettings();
-  const platform = await createPlatform(settings, { service: 'api' });
-  const app = await createHttpApp(platform);
+  const platform = await platformModule().createPlatform(settings, { service: 'api' });
+  const app = await httpModule().createHttpApp(platform);
   await app.listen(settings.port, settings.host);
   platform.log.info('api listening', { url: `http://${settings.host}:${settings.port}`, dataDir: settings.dataDir });
   process.stderr.write(`agent-core API listening on http://${settings.host}:${settings.port}\n`);
@@ -43,8 +50,9 @@ async function runWorker(): Promise<void> {
   const signalled = untilSignal(); // from the start, as in runApi
   loadDotEnv();
   const settings = loadSettings();
+  const { startWorkerMetricsServer, workerMetricsPort } = telemetryModule();
   const metricsPort = workerMetricsPort(process.env); // refused before anything starts when malformed
-  const platform = await createPlatform(settings, { service: 'worker' });
+  const platform = await platformModule().createPlatform(settings, { service: 'worker' });
   const worker = platform.createWorker();
   await worker.start();
   const metricsServer = await startWorkerMetricsServer(

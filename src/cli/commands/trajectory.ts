@@ -5,6 +5,7 @@ import { AtomicLineFile, TrajectoryVerificationError } from '../../composition/t
 import { ValidationError } from '../../domain/errors';
 import { LOCAL_PRINCIPAL } from '../../domain/principal';
 import type { ConsentChange, ConsentRecord, ExportFilters, ExportStatusFilter } from '../../ports/trajectory';
+import type { Platform } from '../../composition/platform';
 import { withPlatform } from '../context';
 import { EXIT } from '../exit-codes';
 
@@ -52,49 +53,13 @@ written beside --out as <file>.cursor.
 Exit codes: 0 exported · 1 the verification scan found a credential (nothing written) · 2 bad input
 · 3 unknown run or session · 5 database unavailable.`,
     )
-    .action((opts: ExportOpts) =>
-      withPlatform('trajectory-export', async (p) => {
-        const filters = parseFilters(opts);
-        // Unwritable target: refused before the database is read.
-        const file = opts.out !== undefined ? AtomicLineFile.open(opts.out) : AtomicLineFile.temporary();
-        let summary;
-        try {
-          const result = await p.trajectories.exporter.export(opts.tenant, filters, file.write, (pr) =>
-            process.stderr.write(
-              `  examined ${pr.scanned} · exported ${pr.exported} · skipped without consent ${pr.skippedNoConsent}\n`,
-            ),
-          );
-          summary = result.summary;
-          const written = await file.commit();
-          if (opts.out === undefined) {
-            await pipeline(fs.createReadStream(written), process.stdout, { end: false });
-            await fs.promises.rm(written, { force: true });
-          } else if (summary.cursor !== null) {
-            await fs.promises.writeFile(`${written}.cursor`, `${summary.cursor}\n`);
-          }
-        } catch (e) {
-          await file.discard();
-          if (e instanceof TrajectoryVerificationError) {
-            process.stderr.write(`error: ${e.message}\n`);
-            return EXIT.failed;
-          }
-          throw e;
-        }
-        const s = summary;
-        process.stderr.write(
-          `exported ${s.exported} run(s) (${s.byLabel.succeeded} succeeded, ${s.byLabel.failed} failed) of ${s.scanned} examined; ` +
-            `skipped ${s.skippedNoConsent} without consent; ${s.redactions} credential(s) redacted; ${s.bytes} bytes` +
-            `${opts.out !== undefined ? ` → ${opts.out}` : ''}\n`,
-        );
-        if (s.heldBack)
-          process.stderr.write(
-            'note: a transaction still in progress held the export back; resume later with --cursor\n',
-          );
-        if (s.cursor !== null) process.stderr.write(`cursor: ${s.cursor}\n`);
-        return EXIT.ok;
-      }),
-    );
+    .action((opts: ExportOpts) => withPlatform('trajectory-export', (p) => runExport(p, opts)));
 
+  registerConsentCommands(trajectory);
+}
+
+/** `agent trajectory consent grant|withdraw|show`. */
+function registerConsentCommands(trajectory: Command): void {
   const consent = trajectory
     .command('consent')
     .description("a principal's consent to have its runs exported (granted or withdrawn)");
@@ -133,6 +98,46 @@ Exit codes: 0 exported · 1 the verification scan found a credential (nothing wr
     'withdraw consent: no run of the principal is exported again; stored exports with its runs are deleted',
   );
   consentCommand('show', 'print the current consent record');
+}
+
+/** `agent trajectory export`: the documents to --out or stdout, progress and summary to stderr. */
+async function runExport(p: Platform, opts: ExportOpts): Promise<number> {
+  const filters = parseFilters(opts);
+  // Unwritable target: refused before the database is read.
+  const file = opts.out !== undefined ? AtomicLineFile.open(opts.out) : AtomicLineFile.temporary();
+  let summary;
+  try {
+    const result = await p.trajectories.exporter.export(opts.tenant, filters, file.write, (pr) =>
+      process.stderr.write(
+        `  examined ${pr.scanned} · exported ${pr.exported} · skipped without consent ${pr.skippedNoConsent}\n`,
+      ),
+    );
+    summary = result.summary;
+    const written = await file.commit();
+    if (opts.out === undefined) {
+      await pipeline(fs.createReadStream(written), process.stdout, { end: false });
+      await fs.promises.rm(written, { force: true });
+    } else if (summary.cursor !== null) {
+      await fs.promises.writeFile(`${written}.cursor`, `${summary.cursor}\n`);
+    }
+  } catch (e) {
+    await file.discard();
+    if (e instanceof TrajectoryVerificationError) {
+      process.stderr.write(`error: ${e.message}\n`);
+      return EXIT.failed;
+    }
+    throw e;
+  }
+  const s = summary;
+  process.stderr.write(
+    `exported ${s.exported} run(s) (${s.byLabel.succeeded} succeeded, ${s.byLabel.failed} failed) of ${s.scanned} examined; ` +
+      `skipped ${s.skippedNoConsent} without consent; ${s.redactions} credential(s) redacted; ${s.bytes} bytes` +
+      `${opts.out !== undefined ? ` → ${opts.out}` : ''}\n`,
+  );
+  if (s.heldBack)
+    process.stderr.write('note: a transaction still in progress held the export back; resume later with --cursor\n');
+  if (s.cursor !== null) process.stderr.write(`cursor: ${s.cursor}\n`);
+  return EXIT.ok;
 }
 
 function parseFilters(o: ExportOpts): ExportFilters {

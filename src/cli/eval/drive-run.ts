@@ -18,6 +18,51 @@ export interface Buses {
   readonly queries: QueryBus;
 }
 
+/** Applies one intervention observed in the log (crashes are applied at the worker's commit instead). */
+async function applyIntervention(
+  platform: Platform,
+  buses: Buses,
+  principal: Principal,
+  runId: string,
+  i: Intervention,
+): Promise<void> {
+  switch (i.action) {
+    case 'cancel':
+      await buses.commands.execute(
+        new CancelRunCommand(principal, runId, `eval intervention: ${describeIntervention(i)}`),
+      );
+      return;
+    case 'crash_worker':
+      throw new Error("a crash is applied at the worker's commit of its event, not from the log");
+    case 'approve':
+    case 'deny':
+    case 'review_retry':
+    case 'review_fail': {
+      // The run's pending approval of the right kind (a policy approval, or an UNCERTAIN review).
+      const kind = i.action.startsWith('review') ? 'uncertain_review' : 'tool_call';
+      const pending = (await platform.toolRecords.pendingApprovalsOfRun(runId)).filter((a) => a.actionKind === kind);
+      if (pending.length === 0) throw new Error(`the run has no pending ${kind} approval`);
+      const approve = i.action === 'approve' || i.action === 'review_retry';
+      await buses.commands.execute(
+        new ResolveApprovalCommand(
+          principal,
+          pending[0].id,
+          approve ? 'approve_once' : 'deny',
+          approve ? null : (i.text ?? `eval intervention: ${describeIntervention(i)}`),
+        ),
+      );
+      return;
+    }
+    case 'provide_input':
+      await buses.commands.execute(new ProvideRunInputCommand(principal, runId, i.text ?? 'yes'));
+      return;
+    default: {
+      const never: never = i.action;
+      throw new Error(`unknown intervention ${String(never)}`);
+    }
+  }
+}
+
 /**
  * Drives the run to a terminal event with a worker restricted to it, applying interventions as
  * their events are observed. Returns the failures of the execution itself (timeout, interventions
@@ -38,43 +83,7 @@ export async function driveRun(
       `intervention ${describeIntervention(i)} failed: ${err instanceof Error ? err.message : String(err)}`,
     );
   };
-  const apply = async (i: Intervention): Promise<void> => {
-    switch (i.action) {
-      case 'cancel':
-        await buses.commands.execute(
-          new CancelRunCommand(principal, runId, `eval intervention: ${describeIntervention(i)}`),
-        );
-        return;
-      case 'crash_worker':
-        throw new Error("a crash is applied at the worker's commit of its event, not from the log");
-      case 'approve':
-      case 'deny':
-      case 'review_retry':
-      case 'review_fail': {
-        // The run's pending approval of the right kind (a policy approval, or an UNCERTAIN review).
-        const kind = i.action.startsWith('review') ? 'uncertain_review' : 'tool_call';
-        const pending = (await platform.toolRecords.pendingApprovalsOfRun(runId)).filter((a) => a.actionKind === kind);
-        if (pending.length === 0) throw new Error(`the run has no pending ${kind} approval`);
-        const approve = i.action === 'approve' || i.action === 'review_retry';
-        await buses.commands.execute(
-          new ResolveApprovalCommand(
-            principal,
-            pending[0].id,
-            approve ? 'approve_once' : 'deny',
-            approve ? null : (i.text ?? `eval intervention: ${describeIntervention(i)}`),
-          ),
-        );
-        return;
-      }
-      case 'provide_input':
-        await buses.commands.execute(new ProvideRunInputCommand(principal, runId, i.text ?? 'yes'));
-        return;
-      default: {
-        const never: never = i.action;
-        throw new Error(`unknown intervention ${String(never)}`);
-      }
-    }
-  };
+  const apply = (i: Intervention) => applyIntervention(platform, buses, principal, runId, i);
   // A crash lands exactly at its event: the worker's own commit of it stops the worker before its
   // loop goes on (the loop's next check sees the abort), like a process killed right after that
   // commit. Observed through the event log instead, it would land some milliseconds later — after

@@ -6,7 +6,7 @@ import type { EventType } from '../../domain/events/payloads';
 import type { RunLimits } from '../../domain/run/limits';
 import { CaseFileError, issuesFromAjv, type CaseIssue } from './case-errors';
 import { CASE_FILE_SCHEMA, type CaseFile } from './case-schema';
-import type { EvalCase, Expected, InterventionAction, TerminalRunStatus } from './case-types';
+import type { EvalCase, Expected, InterventionAction } from './case-types';
 
 /** `NN_name.yaml`: the number orders the suite, the rest must equal the case's `name`. */
 const FILE_NAME = /^(\d{2,3})_([a-z][a-z0-9_]*)\.ya?ml$/;
@@ -61,33 +61,38 @@ export function loadCases(dir: string, opts: LoadCasesOptions): EvalCase[] {
       continue;
     }
     const before = issues.length;
-    if (raw.name !== fileCaseName) issue('name', `must match the file name ("${fileCaseName}" in ${f})`);
-    if (raw.expected.final_text_matches !== undefined) {
-      try {
-        new RegExp(raw.expected.final_text_matches);
-      } catch (e) {
-        issue('expected.final_text_matches', `is not a valid regular expression: ${(e as Error).message}`);
-      }
-    }
-    if (raw.pending === undefined && !fixtureExists(opts.fixturesDir, raw.model_fixture)) {
-      issue('model_fixture', `no fixture "${raw.model_fixture}" in ${show(opts.fixturesDir)}`);
-    }
-    for (const [i, t] of (raw.input.preceding_turns ?? []).entries()) {
-      if (
-        raw.pending === undefined &&
-        t.model_fixture !== undefined &&
-        !fixtureExists(opts.fixturesDir, t.model_fixture)
-      )
-        issue(
-          `input.preceding_turns[${i}].model_fixture`,
-          `no fixture "${t.model_fixture}" in ${show(opts.fixturesDir)}`,
-        );
-    }
+    checkCaseContent(raw, f, fileCaseName, opts.fixturesDir, show, issue);
     if (issues.length === before)
       cases.push(toCase(raw, `${number}_${fileCaseName}`, file, opts.defaultAgentId ?? 'general'));
   }
   if (issues.length > 0) throw new CaseFileError(issues);
   return cases;
+}
+
+/** What the schema cannot say: the name matches the file, the regex compiles, the fixtures exist. */
+function checkCaseContent(
+  raw: CaseFile,
+  f: string,
+  fileCaseName: string,
+  fixturesDir: string,
+  show: (p: string) => string,
+  issue: (field: string, message: string) => void,
+): void {
+  if (raw.name !== fileCaseName) issue('name', `must match the file name ("${fileCaseName}" in ${f})`);
+  if (raw.expected.final_text_matches !== undefined) {
+    try {
+      new RegExp(raw.expected.final_text_matches);
+    } catch (e) {
+      issue('expected.final_text_matches', `is not a valid regular expression: ${(e as Error).message}`);
+    }
+  }
+  if (raw.pending === undefined && !fixtureExists(fixturesDir, raw.model_fixture)) {
+    issue('model_fixture', `no fixture "${raw.model_fixture}" in ${show(fixturesDir)}`);
+  }
+  for (const [i, t] of (raw.input.preceding_turns ?? []).entries()) {
+    if (raw.pending === undefined && t.model_fixture !== undefined && !fixtureExists(fixturesDir, t.model_fixture))
+      issue(`input.preceding_turns[${i}].model_fixture`, `no fixture "${t.model_fixture}" in ${show(fixturesDir)}`);
+  }
 }
 
 /** Relative to the working directory when inside it (`evals/cases/02_x.yaml`), else absolute. */
@@ -141,12 +146,34 @@ function toCase(raw: CaseFile, id: string, file: string, defaultAgentId: string)
   };
 }
 
+/** Keys copied as they are, only renamed (the schema already checked each value's type). */
+const RENAMED: readonly (readonly [keyof CaseFile['expected'], keyof Expected])[] = [
+  ['terminal_status', 'terminalStatus'],
+  ['final_text_contains', 'finalTextContains'],
+  ['final_text_matches', 'finalTextMatches'],
+  ['exact_tool_names', 'exactToolNames'],
+  ['forbidden_tool_calls', 'forbiddenToolCalls'],
+  ['maximum_steps', 'maximumSteps'],
+  ['maximum_model_calls', 'maximumModelCalls'],
+  ['maximum_tool_calls', 'maximumToolCalls'],
+  ['expected_error_code', 'expectedErrorCode'],
+  ['event_order', 'eventOrder'],
+  ['event_counts', 'eventCounts'],
+  ['approval_requested', 'approvalRequested'],
+  ['approval_not_requested', 'approvalNotRequested'],
+  ['no_unauthorized_side_effects', 'noUnauthorizedSideEffects'],
+  ['tool_executions', 'toolExecutions'],
+  ['tool_result_trust', 'toolResultTrust'],
+  ['context_within_limit', 'contextWithinLimit'],
+  ['context_compactions_at_least', 'contextCompactionsAtLeast'],
+  ['summary_provenance_valid', 'summaryProvenanceValid'],
+  ['conversation_replayable', 'conversationReplayable'],
+];
+
 function toExpected(e: CaseFile['expected']): Expected {
   // Absent keys stay absent (not undefined-valued) so the checker sees exactly what was written.
-  const out: { -readonly [K in keyof Expected]: Expected[K] } = {};
-  if (e.terminal_status !== undefined) out.terminalStatus = e.terminal_status as TerminalRunStatus;
-  if (e.final_text_contains !== undefined) out.finalTextContains = e.final_text_contains;
-  if (e.final_text_matches !== undefined) out.finalTextMatches = e.final_text_matches;
+  const out: Record<string, unknown> = {};
+  for (const [from, to] of RENAMED) if (e[from] !== undefined) out[to] = e[from];
   if (e.tool_calls !== undefined) {
     out.toolCalls = e.tool_calls.map((t) => ({
       name: t.name,
@@ -154,23 +181,6 @@ function toExpected(e: CaseFile['expected']): Expected {
       argumentsSubset: t.arguments_subset ?? null,
     }));
   }
-  if (e.exact_tool_names !== undefined) out.exactToolNames = e.exact_tool_names;
-  if (e.forbidden_tool_calls !== undefined) out.forbiddenToolCalls = e.forbidden_tool_calls;
-  if (e.maximum_steps !== undefined) out.maximumSteps = e.maximum_steps;
-  if (e.maximum_model_calls !== undefined) out.maximumModelCalls = e.maximum_model_calls;
-  if (e.maximum_tool_calls !== undefined) out.maximumToolCalls = e.maximum_tool_calls;
-  if (e.expected_error_code !== undefined) out.expectedErrorCode = e.expected_error_code;
-  if (e.event_order !== undefined) out.eventOrder = e.event_order as EventType[];
-  if (e.event_counts !== undefined) out.eventCounts = e.event_counts;
-  if (e.approval_requested !== undefined) out.approvalRequested = e.approval_requested;
-  if (e.approval_not_requested !== undefined) out.approvalNotRequested = e.approval_not_requested;
-  if (e.no_unauthorized_side_effects !== undefined) out.noUnauthorizedSideEffects = e.no_unauthorized_side_effects;
-  if (e.tool_executions !== undefined) out.toolExecutions = e.tool_executions;
-  if (e.tool_result_trust !== undefined) out.toolResultTrust = e.tool_result_trust;
-  if (e.context_within_limit !== undefined) out.contextWithinLimit = e.context_within_limit;
-  if (e.context_compactions_at_least !== undefined) out.contextCompactionsAtLeast = e.context_compactions_at_least;
-  if (e.summary_provenance_valid !== undefined) out.summaryProvenanceValid = e.summary_provenance_valid;
-  if (e.conversation_replayable !== undefined) out.conversationReplayable = e.conversation_replayable;
   if (e.artifacts !== undefined) {
     out.artifacts = e.artifacts.map((a) => ({
       name: a.name,
