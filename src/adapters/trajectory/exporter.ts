@@ -146,32 +146,7 @@ export class TrajectoryExporter {
     const limit = f.limit ?? Number.POSITIVE_INFINITY;
 
     // One page of lookahead: the next page is read while this one is built, redacted and written.
-    const fetchPage = async (from: Position) => {
-      const page = await this.deps.db.query<{ run_id: string; tx: string; id: string }>(
-        `SELECT run_id, transaction_id::text AS tx, id FROM events
-          WHERE tenant_id = $1
-            AND event_type = ANY($2::text[])
-            AND (transaction_id, id) > ($3::xid8, $4::bigint)
-            AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-            AND ($5::uuid IS NULL OR session_id = $5::uuid)
-            AND ($6::uuid IS NULL OR run_id = $6::uuid)
-            AND ($7::timestamptz IS NULL OR created_at >= $7::timestamptz)
-          ORDER BY transaction_id, id
-          LIMIT $8`,
-        [
-          tenantId,
-          TERMINAL_TYPES[f.status],
-          from.tx,
-          from.id,
-          f.sessionId ?? null,
-          f.runId ?? null,
-          f.since ?? null,
-          PAGE_SIZE,
-        ],
-      );
-      if (page.rows.length === 0) return null;
-      return { rows: page.rows, byRun: await this.eventsOf(page.rows.map((r) => r.run_id)) };
-    };
+    const fetchPage = (from: Position) => this.terminalPage(tenantId, f, from);
     let pending: Promise<Awaited<ReturnType<typeof fetchPage>>> = fetchPage(after);
     try {
       pages: for (;;) {
@@ -227,6 +202,34 @@ export class TrajectoryExporter {
       },
       consentVersions,
     };
+  }
+
+  /** The next page of matching terminal events after `from`, with every event of their runs. */
+  private async terminalPage(tenantId: string, f: ExportFilters, from: Position) {
+    const page = await this.deps.db.query<{ run_id: string; tx: string; id: string }>(
+      `SELECT run_id, transaction_id::text AS tx, id FROM events
+        WHERE tenant_id = $1
+          AND event_type = ANY($2::text[])
+          AND (transaction_id, id) > ($3::xid8, $4::bigint)
+          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+          AND ($5::uuid IS NULL OR session_id = $5::uuid)
+          AND ($6::uuid IS NULL OR run_id = $6::uuid)
+          AND ($7::timestamptz IS NULL OR created_at >= $7::timestamptz)
+        ORDER BY transaction_id, id
+        LIMIT $8`,
+      [
+        tenantId,
+        TERMINAL_TYPES[f.status],
+        from.tx,
+        from.id,
+        f.sessionId ?? null,
+        f.runId ?? null,
+        f.since ?? null,
+        PAGE_SIZE,
+      ],
+    );
+    if (page.rows.length === 0) return null;
+    return { rows: page.rows, byRun: await this.eventsOf(page.rows.map((r) => r.run_id)) };
   }
 
   private async documentFor(
