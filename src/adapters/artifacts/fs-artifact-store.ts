@@ -14,7 +14,7 @@ import type { ArtifactContent, ArtifactMetadata, ArtifactPut, ArtifactStore } fr
 import type { Clock, IdFactory } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
 import type { Logger } from '../../ports/logger';
-import type { Database } from '../postgres/database';
+import type { Database } from '../postgres';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The only storage keys the store writes or will open: derived from the SHA-256, relative to the root. */

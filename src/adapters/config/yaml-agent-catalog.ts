@@ -6,7 +6,7 @@ import { mcpGrantsOf, type AgentSpec } from '../../domain/agent';
 import { withGrant, type GrantDecision, type McpServerGrant } from '../../domain/mcp-grants';
 import { ConfigurationError } from '../../domain/errors';
 import type { AgentCatalog } from '../../ports/agent-catalog';
-import type { Database } from '../postgres/database';
+import type { Database } from '../postgres';
 
 const limitsSchema = {
   type: 'object',

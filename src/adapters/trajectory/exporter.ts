@@ -7,9 +7,7 @@ import {
   type TrajectoryDocument,
 } from '../../domain/trajectory/document';
 import type { ExportFilters, ExportProgress, ExportSummary } from '../../ports/trajectory';
-import type { Database } from '../postgres/database';
-import { decodeEvent, EVENT_COLUMNS, type EventRow } from '../postgres/event-codec';
-import { UUID_PATTERN } from '../postgres/keyset-cursor';
+import { decodeEvent, EVENT_COLUMNS, UUID_PATTERN, type Database, type EventRow } from '../postgres';
 import { replaceSecrets, TrajectoryVerificationError, verifyDocument } from './redaction';
 
 /** Runs read per page: their terminal events in one query, then all their events in a second. */

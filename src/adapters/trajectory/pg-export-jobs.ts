@@ -4,8 +4,7 @@ import type { ArtifactStore } from '../../ports/artifact-store';
 import type { Clock, IdFactory } from '../../ports/clock';
 import type { Logger } from '../../ports/logger';
 import type { ExportFilters, ExportSummary, TrajectoryExportJob } from '../../ports/trajectory';
-import type { Database } from '../postgres/database';
-import { isoOf, isoOrNull, UUID_PATTERN } from '../postgres/keyset-cursor';
+import { isoOf, isoOrNull, UUID_PATTERN, type Database } from '../postgres';
 import { AtomicLineFile } from './export-file';
 import type { TrajectoryExporter } from './exporter';
 
