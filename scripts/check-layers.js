@@ -152,6 +152,23 @@ const ADAPTER_INTERNALS_EXEMPT = [
   { file: 'src/adapters/postgres/runs/pg-run-queue.ts', spec: '../../trajectory/consent-stamp' },
 ];
 
+/**
+ * TEMPORARY (issue 24, core reshape): members of Platform still typed by an adapter, each waiting
+ * for a port that is being written or decided. A line of the report that starts with an entry is
+ * not a violation. Nothing may be added.
+ */
+const COMPOSITION_SURFACE_EXEMPT = [
+  // The narrow event store port and the run journal port (issue 24 item 4) replace these two.
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "PgEventStore"',
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "PgRunQueue"',
+  // Raw SQL for the Nest read models (app.module), the CLI and storage tests: needs its own port decision.
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "Database"',
+  // MCP operator surface (status, start/stop, grants, cross-process control): no port yet.
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "McpHub"',
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "PgMcpGrants"',
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "PgMcpControl"',
+];
+
 const DOC = 'docs/adr/0027-layer-rules.md';
 
 // ---------------------------------------------------------------------------------------------
@@ -298,12 +315,21 @@ function check(rootDir) {
   }
   for (const cycle of importCycles(files, edges)) {
     const shown = cycle.map((f) => `src/${toPosix(path.relative(srcDir, f))}`);
-    violations.push(`import cycle: ${[...shown, shown[0]].join(' → ')} — files of src/ may not import each other in a circle (${DOC})`);
+    violations.push(
+      `import cycle: ${[...shown, shown[0]].join(' → ')} — files of src/ may not import each other in a circle (${DOC})`,
+    );
   }
-  for (const file of files) {
+  // The composition modules entry points (api/, cli/, main.ts, ...) import: their surface is checked.
+  const inComposition = (f) => layerOf(toPosix(path.relative(srcDir, f))) === 'composition';
+  const surfaces = new Set();
+  for (const [from, targets] of edges)
+    if (!inComposition(from)) for (const t of targets) if (inComposition(t)) surfaces.add(t);
+  for (const file of [...surfaces].sort()) {
     const relSrc = toPosix(path.relative(srcDir, file));
-    if (layerOf(relSrc) !== 'composition') continue;
-    for (const why of compositionSurface(srcDir, file)) violations.push(`src/${relSrc} ${why} (${DOC})`);
+    for (const why of compositionSurface(srcDir, file)) {
+      const line = `src/${relSrc} ${why}`;
+      if (!COMPOSITION_SURFACE_EXEMPT.some((x) => line.startsWith(x))) violations.push(`${line} (${DOC})`);
+    }
   }
   return { files: files.length, violations };
 }

@@ -3,24 +3,24 @@ import * as path from 'node:path';
 import { FsArtifactStore } from '../adapters/artifacts/fs-artifact-store';
 import { loadAgentFiles, YamlAgentCatalog } from '../adapters/config/yaml-agent-catalog';
 import { createLogger, silentLogger } from '../adapters/logging/pino-logger';
-import { loadMcpConfig, McpHub, type RestartPolicy } from '../adapters/mcp';
+import { loadMcpConfig, McpHub } from '../adapters/mcp';
 import { createDemoProvider } from '../adapters/model/demo';
 import { createFakeProvider } from '../adapters/model/fake';
 import { bindProfiles, loadProviderRegistry, recordPriceHistory } from '../adapters/model/profiles';
-import { connectDatabase, migrateToLatest, type DatabaseHandle } from '../adapters/postgres/connect';
+import { connectDatabase, migrateToLatest } from '../adapters/postgres/connect';
+import type { DatabaseHandle } from './infrastructure';
 import { Database } from '../adapters/postgres/database';
 import { PgEventStore } from '../adapters/postgres/event-store/pg-event-store';
 import { PgListenWakeup } from '../adapters/postgres/notify/pg-listen-wakeup';
 import { PgMcpControl } from '../adapters/postgres/notify/pg-mcp-control';
-import {
-  rebuildProjections,
-  type RebuildOptions,
-  type RebuildProgress,
-  type RebuildReport,
-} from '../adapters/postgres/projection-rebuild';
+import { rebuildProjections } from '../adapters/postgres/projection-rebuild';
 import type { WakeupSource } from '../ports/wakeup';
-
-export type { RebuildProgress, RebuildReport };
+import type { RebuildOptions, RebuildProgress, RebuildReport } from '../ports/projection-rebuild';
+import type { AgentCatalog } from '../ports/agent-catalog';
+import type { ArtifactStore } from '../ports/artifact-store';
+import type { CheckpointStore, RunRepository, TransientPublisher } from '../ports/run-store';
+import type { SessionRepository } from '../ports/session-repository';
+import type { DemoWriteLog, ToolRecordStore } from '../ports/tool-records';
 import { PgTransientPublisher } from '../adapters/postgres/notify/pg-transient-publisher';
 import { PgSessionRepository } from '../adapters/postgres/pg-session-repository';
 import { PgCheckpointStore } from '../adapters/postgres/runs/pg-checkpoint-store';
@@ -32,6 +32,7 @@ import { ConfigurationError } from '../domain/errors';
 import { LOCAL_PRINCIPAL } from '../domain/principal';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { Logger } from '../ports/logger';
+import type { ExposedMetrics } from '../ports/metrics';
 import { ModelRouter } from '../runtime/model-router';
 import { RunLoop, type CommitObserver, type RunLoopSettings } from '../runtime/run-loop';
 import { Worker } from '../runtime/worker';
@@ -47,13 +48,15 @@ import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
 import { wireSandbox } from './sandbox';
 import { ToolRegistry } from '../tools/registry';
-import type { PromMetrics } from '../adapters/telemetry/prom-metrics';
 import { setupTelemetry } from './telemetry';
-import { createTrajectories, type Trajectories } from './trajectory';
+import type { Trajectories } from './trajectory';
+import { createTrajectories } from './trajectory-wiring';
 import { APPROX_ESTIMATOR } from '../context/approx-estimator';
 import { ContextEngine } from '../context/engine';
 import { TiktokenEstimators } from '../adapters/tokenizer/tiktoken-estimator';
 import { compactorOptions } from './context-compactor';
+
+export type { RebuildProgress, RebuildReport };
 
 /**
  * The composition root: the one place adapters are bound to ports. The API process, the worker
@@ -64,14 +67,14 @@ export interface Platform {
   readonly handle: DatabaseHandle;
   readonly db: Database;
   readonly store: PgEventStore;
-  readonly runs: PgRunRepository;
-  readonly sessions: PgSessionRepository;
-  readonly checkpoints: PgCheckpointStore;
+  readonly runs: RunRepository;
+  readonly sessions: SessionRepository;
+  readonly checkpoints: CheckpointStore;
   readonly queue: PgRunQueue;
-  readonly agents: YamlAgentCatalog;
+  readonly agents: AgentCatalog;
   readonly registry: ToolRegistry;
   /** The artifact store (plan §7, §18.4): bytes under `settings.artifactDir`, metadata in `artifacts`. */
-  readonly artifacts: FsArtifactStore;
+  readonly artifacts: ArtifactStore;
   /** Supervised MCP servers of config/mcp.yaml (docs/mcp.md); empty when none are configured. */
   readonly mcp: McpHub;
   /** Skills (SKILL.md packages in SKILLS_DIR + MCP prompts), read at startup (docs/skills.md). */
@@ -83,19 +86,19 @@ export interface Platform {
   /** Trajectory export, consent records and export jobs (plan §31, docs/trajectories.md). */
   readonly trajectories: Trajectories;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
-  readonly toolRecords: PgToolRecords;
+  readonly toolRecords: ToolRecordStore & DemoWriteLog;
   readonly policy: PolicyEngine;
   /** Approval lifecycle edges (expiry reaper, resolution) without the Nest buses. */
   readonly approvals: ApprovalService;
   readonly router: ModelRouter;
-  readonly transient: PgTransientPublisher;
+  readonly transient: TransientPublisher;
   /** The process's context engine (plan §11): every run loop of the platform builds through it. */
   readonly context: ContextEngine;
   readonly clock: Clock;
   readonly ids: IdFactory;
   readonly log: Logger;
   /** This process's plan §19 metrics (`GET /metrics`); shared by every platform in the process. */
-  readonly metrics: PromMetrics;
+  readonly metrics: ExposedMetrics;
   createRunLoop(overrides?: Partial<RunLoopSettings>, onCommitted?: CommitObserver): RunLoop;
   /** A worker; unless restricted to one run it also runs the approval expiry reaper every `reaperIntervalMs` (default 5 s). */
   createWorker(opts?: WorkerOptions): Worker;
@@ -127,7 +130,12 @@ export interface PlatformOptions {
   readonly migrate?: boolean;
   readonly poolSize?: number;
   /** MCP restart policy override (tests); default base 1 s doubling to 30 s, 5 restarts in 300 s. */
-  readonly mcpRestartPolicy?: RestartPolicy;
+  readonly mcpRestartPolicy?: {
+    readonly baseDelayMs: number;
+    readonly maxDelayMs: number;
+    readonly maxRestarts: number;
+    readonly windowMs: number;
+  };
 }
 
 export async function createPlatform(settings: Settings, opts: PlatformOptions): Promise<Platform> {
@@ -158,7 +166,7 @@ interface ServiceDeps {
   readonly opts: PlatformOptions;
   readonly url: string;
   readonly log: Logger;
-  readonly metrics: PromMetrics;
+  readonly metrics: ExposedMetrics;
   readonly undo: (() => Promise<void>)[];
 }
 
@@ -340,7 +348,7 @@ interface ToolWiringDeps {
   readonly url: string;
   readonly toolRecords: PgToolRecords;
   readonly artifacts: FsArtifactStore;
-  readonly metrics: PromMetrics;
+  readonly metrics: ExposedMetrics;
   readonly log: Logger;
   /** Where to put a close for whatever this starts, in case the platform fails later. */
   readonly undo: (() => Promise<void>)[];

@@ -13,7 +13,7 @@ import { loadSettings } from '../config/settings';
 import { ConfigurationError } from '../domain/errors';
 
 /** The adapter the execution service runs (never constructed in the API or worker). */
-export function createServiceAdapter(s: SandboxSettings): ServiceAdapter {
+function createServiceAdapter(s: SandboxSettings): ServiceAdapter {
   switch (s.adapter) {
     case 'namespace':
       return new NamespaceExecutionEnvironment({

@@ -6,7 +6,13 @@ import {
   finalizeTrajectory,
   type TrajectoryDocument,
 } from '../../domain/trajectory/document';
-import type { ExportFilters, ExportProgress, ExportSummary } from '../../ports/trajectory';
+import type {
+  ExportFilters,
+  ExportProgress,
+  ExportRun,
+  ExportSummary,
+  TrajectoryExports,
+} from '../../ports/trajectory';
 import { decodeEvent, EVENT_COLUMNS, UUID_PATTERN, type Database, type EventRow } from '../postgres';
 import { replaceSecrets, TrajectoryVerificationError, verifyDocument } from './redaction';
 
@@ -61,18 +67,12 @@ export interface ExporterDeps {
   readonly systemPrompt: (agentId: string, version: number) => Promise<string | null>;
 }
 
-export interface ExportRun {
-  readonly summary: ExportSummary;
-  /** The consent version each exported principal was exported under (re-checked before storing). */
-  readonly consentVersions: ReadonlyMap<string, number>;
-}
-
 /**
  * Streams a tenant's finished runs as trajectory documents (plan §31). Runs are selected by their
  * terminal event in global log order `(transaction_id, id)` behind the safe horizon, so a cursor never
  * skips a late commit; each page's events are read in one query, so memory stays bounded by the page.
  */
-export class TrajectoryExporter {
+export class TrajectoryExporter implements TrajectoryExports {
   private readonly prompts = new Map<string, Promise<string | null>>();
 
   constructor(private readonly deps: ExporterDeps) {}
