@@ -11,7 +11,7 @@ import {
 import { isDecimalString, type PriceTable } from '../../../domain/run/usage';
 
 /**
- * Validates one provider-profile YAML document (see config/providers/README.md). Unknown keys are
+ * Validates one provider-profile YAML document (see docs/model-gateway.md). Unknown keys are
  * refused so a typo such as `api-mode:` fails loudly; every message names the profile file and
  * the offending field.
  */
