@@ -1,0 +1,106 @@
+import { ConflictError, InvalidStateTransition } from '../errors';
+import type { ApprovalActionKind, EventPayloads } from '../events/payloads';
+import { accept, event, refuse, type Actor, type Decider, type Decision, type DecidedEvent } from './decider';
+
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired';
+
+export interface ApprovalState {
+  readonly approvalId: string | null;
+  readonly status: ApprovalStatus | 'absent';
+  readonly resolvedBy: string | null;
+  readonly expiresAt: string | null;
+}
+
+/** The state an approval's read-model row stands for (the approvals projection folds the same events). */
+export function approvalStateOf(a: {
+  readonly id: string;
+  readonly status: ApprovalStatus;
+  readonly resolvedBy: string | null;
+  readonly expiresAt: string | null;
+}): ApprovalState {
+  return { approvalId: a.id, status: a.status, resolvedBy: a.resolvedBy, expiresAt: a.expiresAt };
+}
+
+interface ApprovalCommandBase {
+  readonly runId: string;
+  readonly approvalId: string;
+  readonly actor: Actor;
+}
+
+export interface RequestApproval extends ApprovalCommandBase {
+  readonly kind: 'RequestApproval';
+  readonly actionKind: ApprovalActionKind;
+  readonly principalId: string;
+  readonly invocationId: string | null;
+  readonly toolName: string;
+  readonly arguments: Record<string, unknown>;
+  readonly actionSummary: string;
+  readonly policyReason: string;
+  readonly risk: string;
+  readonly expiresAt: string | null;
+  readonly policyVersion: string;
+}
+
+/** A human's answer (plan §9.3). The first resolution wins; a later one is a ConflictError. */
+export interface ResolveApproval extends ApprovalCommandBase {
+  readonly kind: 'ResolveApproval';
+  readonly decision: 'approved' | 'denied';
+  readonly resolvedBy: string;
+  readonly reason: string | null;
+}
+
+/** The reaper's: a pending approval past its `expires_at` (judged at `nowMs`, from the command). */
+export interface ExpireApproval extends ApprovalCommandBase {
+  readonly kind: 'ExpireApproval';
+  readonly nowMs: number;
+}
+
+export type ApprovalCommand = RequestApproval | ResolveApproval | ExpireApproval;
+
+function resolved(cmd: ApprovalCommandBase, data: Omit<EventPayloads['approval.resolved'], 'approvalId'>): Decision {
+  return accept(
+    event('approval.resolved', { approvalId: cmd.approvalId, ...data }, { runId: cmd.runId, ...cmd.actor }),
+  );
+}
+
+function decide(cmd: ApprovalCommand, state: ApprovalState): Decision {
+  if (cmd.kind === 'RequestApproval') {
+    if (state.status !== 'absent')
+      return refuse(new InvalidStateTransition(`approval ${cmd.approvalId} was requested already`, {}));
+    const { approvalId, actionKind, principalId, invocationId, toolName, actionSummary, policyReason, risk } = cmd;
+    const data = { approvalId, actionKind, principalId, invocationId, toolName, arguments: cmd.arguments };
+    const more = { actionSummary, policyReason, risk, expiresAt: cmd.expiresAt, policyVersion: cmd.policyVersion };
+    return accept(event('approval.requested', { ...data, ...more }, { runId: cmd.runId, ...cmd.actor }));
+  }
+  if (state.status !== 'pending') {
+    return refuse(
+      new ConflictError(`approval ${cmd.approvalId} is already ${state.status}`, {
+        approvalId: cmd.approvalId,
+        status: state.status,
+        resolvedBy: state.resolvedBy,
+      }),
+    );
+  }
+  if (cmd.kind === 'ExpireApproval') {
+    if (!state.expiresAt || Date.parse(state.expiresAt) > cmd.nowMs)
+      return refuse(new ConflictError('not expired', {}));
+    const by = cmd.actor.actorId ?? 'system';
+    return resolved(cmd, { decision: 'expired', resolvedBy: by, reason: 'approval expired' });
+  }
+  return resolved(cmd, { decision: cmd.decision, resolvedBy: cmd.resolvedBy, reason: cmd.reason });
+}
+
+function evolve(state: ApprovalState, e: DecidedEvent): ApprovalState {
+  if (e.type === 'approval.requested')
+    return { approvalId: e.data.approvalId, status: 'pending', resolvedBy: null, expiresAt: e.data.expiresAt };
+  if (e.type === 'approval.resolved' && e.data.approvalId === state.approvalId)
+    return { ...state, status: e.data.decision, resolvedBy: e.data.resolvedBy };
+  return state;
+}
+
+/** An approval (plan §9.3): requested once, resolved once (approved, denied or expired). */
+export const approvalDecider: Decider<ApprovalCommand, ApprovalState> = {
+  initialState: () => ({ approvalId: null, status: 'absent', resolvedBy: null, expiresAt: null }),
+  evolve,
+  decide,
+};

@@ -1,0 +1,117 @@
+import { event } from '../../../src/domain/deciders/decider';
+import { sessionDecider, type SessionCommand } from '../../../src/domain/deciders/session';
+import { deciderSpec } from '../../support/decider-spec';
+import { given, history, LIMITS, RUN, USER } from './fixtures';
+
+const spec = deciderSpec(sessionDecider);
+const SESSION = '00000000-0000-4000-8000-000000000001';
+const created = event(
+  'session.created',
+  { agentId: 'demo', agentVersion: 1, principalId: 'alice', title: null, metadata: {} },
+  USER,
+);
+const create: SessionCommand = {
+  kind: 'CreateSession',
+  actor: USER,
+  agentId: 'demo',
+  agentVersion: 1,
+  principalId: 'alice',
+  title: null,
+  metadata: {},
+};
+const del: SessionCommand = { kind: 'DeleteSession', sessionId: SESSION, actor: USER, reason: null };
+const submit: SessionCommand = {
+  kind: 'SubmitMessage',
+  sessionId: SESSION,
+  messageId: 'm1',
+  content: [{ type: 'text', text: 'hello' }],
+  run: {
+    runId: RUN,
+    actor: USER,
+    agentId: 'demo',
+    agentVersion: 1,
+    principalId: 'alice',
+    modelPolicy: 'default',
+    limits: LIMITS,
+    priority: 100,
+    idempotencyKey: 'k',
+    requestHash: 'h',
+  },
+};
+
+describe('session decider', () => {
+  it('creates a session once', () => {
+    spec.given([]).when(create).then([created]);
+    spec
+      .given(given([created]))
+      .when(create)
+      .thenRefuses('invalid_state_transition');
+  });
+
+  it('a submitted message starts one queued run (run == turn)', () => {
+    spec
+      .given(given([created]))
+      .when(submit)
+      .then([
+        event(
+          'user.message.created',
+          { messageId: 'm1', content: [{ type: 'text', text: 'hello' }] },
+          { runId: RUN, ...USER },
+        ),
+        event(
+          'run.queued',
+          {
+            agentId: 'demo',
+            agentVersion: 1,
+            principalId: 'alice',
+            modelPolicy: 'default',
+            userMessageId: 'm1',
+            limits: LIMITS,
+            priority: 100,
+            idempotencyKey: 'k',
+            requestHash: 'h',
+          },
+          { runId: RUN, ...USER },
+        ),
+      ]);
+  });
+
+  it('refuses a message to a missing or deleted session', () => {
+    spec.given([]).when(submit).thenRefuses('not_found');
+    spec
+      .given(given([created, event('session.deleted', { reason: null }, USER)]))
+      .when(submit)
+      .thenRefuses('not_found');
+  });
+
+  it('deletes an idle session; a repeated delete writes nothing', () => {
+    spec
+      .given(given([created]))
+      .when(del)
+      .then([event('session.deleted', { reason: null }, USER)]);
+    spec
+      .given(given([created, event('session.deleted', { reason: null }, USER)]))
+      .when(del)
+      .then([]);
+    spec.given([]).when(del).thenRefuses('not_found');
+  });
+
+  it('refuses to delete while a run is not terminal, naming its status', () => {
+    spec
+      .given(given([created, ...history.waitingForUser()]))
+      .when(del)
+      .thenRefuses('invalid_state_transition', /has a waiting_for_user run/);
+    spec
+      .given(given([created, ...history.running()]))
+      .when(del)
+      .thenRefuses('invalid_state_transition', /has a running run/);
+  });
+
+  it('deletes once the run ended', () => {
+    for (const h of [history.completed, history.failed, history.cancelled])
+      spec
+        .given(given([created, ...h()]))
+        .when(del)
+        .then([event('session.deleted', { reason: null }, USER)]);
+  });
+});
