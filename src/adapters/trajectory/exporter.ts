@@ -6,13 +6,7 @@ import {
   finalizeTrajectory,
   type TrajectoryDocument,
 } from '../../domain/trajectory/document';
-import type {
-  ExportFilters,
-  ExportProgress,
-  ExportRun,
-  ExportSummary,
-  TrajectoryExports,
-} from '../../ports/trajectory';
+import type { ExportFilters, ExportProgress, ExportRun, TrajectoryExports } from '../../ports/trajectory';
 import { decodeEvent, EVENT_COLUMNS, UUID_PATTERN, type Database, type EventRow } from '../postgres';
 import { replaceSecrets, TrajectoryVerificationError, verifyDocument } from './redaction';
 
