@@ -1,9 +1,15 @@
 #!/usr/bin/env node
 'use strict';
 /**
- * Import-layer check for src/ (docs/ARCHITECTURE.md §2). Dependency-free apart from `typescript`,
+ * Import-layer check for src/ (docs/adr/0027-layer-rules.md). Dependency-free apart from `typescript`,
  * whose preProcessFile lists every import form: `import`, `import type`, `export ... from`,
- * dynamic `import()`, `require()` and `import x = require()`.
+ * dynamic `import()`, `require()` and `import x = require()`, and whose parser reads what the
+ * composition root exports.
+ *
+ * Besides the per-layer table it checks: no import cycle between files of src/; an adapter reaches
+ * another adapter only through that adapter's public module (its index.ts); and the composition
+ * root's exported surface (re-exports and the types of exported declarations, Platform included)
+ * names no adapter symbol, so entry points see ports, not adapter classes.
  *
  *   node scripts/check-layers.js                 # checks ./src
  *   node scripts/check-layers.js --root <dir>    # checks <dir>/src (fixture trees in tests)
@@ -57,17 +63,22 @@ const LAYERS = {
     says: `application/ may import only domain/, ports/, @nestjs/cqrs, @nestjs/common, ${PLAIN_LIBRARIES.join(', ')} and Node builtins`,
   },
   ...Object.fromEntries(
-    CORE.map((name) => [
-      name,
-      {
-        layers: [...CORE, 'domain', 'ports'],
-        packages: PLAIN_LIBRARIES,
-        builtins: true,
-        says: `${name}/ may import only domain/, ports/, ${CORE.filter((c) => c !== name)
-          .map((c) => `${c}/`)
-          .join(', ')}, ${PLAIN_LIBRARIES.join(', ')} and Node builtins`,
-      },
-    ]),
+    CORE.map((name) => {
+      // runtime drives context, tools and policy; they never reach back into runtime (one way).
+      const core = name === 'runtime' ? CORE : CORE.filter((c) => c !== 'runtime');
+      return [
+        name,
+        {
+          layers: [...core, 'domain', 'ports'],
+          packages: PLAIN_LIBRARIES,
+          builtins: true,
+          says: `${name}/ may import only domain/, ports/, ${core
+            .filter((c) => c !== name)
+            .map((c) => `${c}/`)
+            .join(', ')}, ${PLAIN_LIBRARIES.join(', ')} and Node builtins`,
+        },
+      ];
+    }),
   ),
   adapters: {
     layers: ['adapters', 'domain', 'ports'],
@@ -132,7 +143,33 @@ const OUTSIDE_SRC = [
   { path: /^migrations\//, layer: 'adapters' },
 ];
 
-const DOC = 'ARCHITECTURE.md §2';
+/**
+ * TEMPORARY (issue 24, core reshape): imports of another adapter's internals in files other helpers
+ * are rewriting. Each goes when its owner lands; nothing may be added. `file` imports `spec`.
+ */
+const ADAPTER_INTERNALS_EXEMPT = [
+  // run.consent_stamped moves into the run decider (issue 24 item 1); the claim then asks the decider.
+  { file: 'src/adapters/postgres/runs/pg-run-queue.ts', spec: '../../trajectory/consent-stamp' },
+];
+
+/**
+ * TEMPORARY (issue 24, core reshape): members of Platform still typed by an adapter, each waiting
+ * for a port that is being written or decided. A line of the report that starts with an entry is
+ * not a violation. Nothing may be added.
+ */
+const COMPOSITION_SURFACE_EXEMPT = [
+  // The narrow event store port and the run journal port (issue 24 item 4) replace these two.
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "PgEventStore"',
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "PgRunQueue"',
+  // Raw SQL for the Nest read models (app.module), the CLI and storage tests: needs its own port decision.
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "Database"',
+  // MCP operator surface (status, start/stop, grants, cross-process control): no port yet.
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "McpHub"',
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "PgMcpGrants"',
+  'src/composition/platform.ts exports Platform, whose type names adapter symbol "PgMcpControl"',
+];
+
+const DOC = 'docs/adr/0027-layer-rules.md';
 
 // ---------------------------------------------------------------------------------------------
 // Implementation
@@ -219,6 +256,8 @@ function check(rootDir) {
   const srcDir = path.join(rootDir, 'src');
   if (!fs.existsSync(srcDir)) throw new Error(`no src/ directory under ${rootDir}`);
   const files = walk(srcDir, []).sort();
+  const known = new Set(files);
+  const edges = new Map(files.map((f) => [f, []]));
   const violations = [];
 
   for (const file of files) {
@@ -245,10 +284,16 @@ function check(rootDir) {
       const report = (why) => violations.push(`${shown} imports "${spec}" — ${why} (${DOC})`);
 
       if (spec.startsWith('.') || path.isAbsolute(spec)) {
+        const resolved = resolveFile(srcDir, file, spec, known);
+        if (resolved) edges.get(file).push(resolved);
         if (composition) continue;
         const target = targetLayer(rootDir, srcDir, file, spec);
         if (target === OUTSIDE) report(`it resolves outside src/; ${rule.says}`);
         else if (!target || !rule.layers.includes(target)) report(rule.says);
+        else if (layer === 'adapters') {
+          const why = adapterInternals(srcDir, relSrc, file, spec);
+          if (why && !ADAPTER_INTERNALS_EXEMPT.some((x) => x.file === shown && x.spec === spec)) report(why);
+        }
         continue;
       }
 
@@ -268,7 +313,160 @@ function check(rootDir) {
       if (!rule.packages.includes(pkg)) report(rule.says);
     }
   }
+  for (const cycle of importCycles(files, edges)) {
+    const shown = cycle.map((f) => `src/${toPosix(path.relative(srcDir, f))}`);
+    violations.push(
+      `import cycle: ${[...shown, shown[0]].join(' → ')} — files of src/ may not import each other in a circle (${DOC})`,
+    );
+  }
+  // The composition modules entry points (api/, cli/, main.ts, ...) import: their surface is checked.
+  const inComposition = (f) => layerOf(toPosix(path.relative(srcDir, f))) === 'composition';
+  const surfaces = new Set();
+  for (const [from, targets] of edges)
+    if (!inComposition(from)) for (const t of targets) if (inComposition(t)) surfaces.add(t);
+  for (const file of [...surfaces].sort()) {
+    const relSrc = toPosix(path.relative(srcDir, file));
+    for (const why of compositionSurface(srcDir, file)) {
+      const line = `src/${relSrc} ${why}`;
+      if (!COMPOSITION_SURFACE_EXEMPT.some((x) => line.startsWith(x))) violations.push(`${line} (${DOC})`);
+    }
+  }
   return { files: files.length, violations };
+}
+
+/** The file a relative import names (`x`, `x.ts`, `x.js` for `x.ts`, `x/index.ts`), or null. */
+function resolveFile(srcDir, fromFile, spec, known) {
+  const base = path.resolve(path.dirname(fromFile), spec.replace(/\.js$/, ''));
+  for (const candidate of [base, `${base}.ts`, path.join(base, 'index.ts')]) if (known.has(candidate)) return candidate;
+  return null;
+}
+
+/**
+ * An adapter is a folder directly under src/adapters/ (or a single file there). From another
+ * adapter only its public module may be imported: the folder itself or its index.ts. Why not, or null.
+ */
+function adapterInternals(srcDir, fromRel, fromFile, spec) {
+  const targetRel = toPosix(path.relative(srcDir, path.resolve(path.dirname(fromFile), spec)));
+  const [, fromAdapter] = fromRel.split('/');
+  const parts = targetRel.split('/');
+  if (parts[0] !== 'adapters' || parts.length < 3) return null; // a single-file adapter is its own public module
+  const adapter = parts[1];
+  if (adapter === fromAdapter) return null;
+  if (parts.length === 3 && /^index(\.[jt]s)?$/.test(parts[2])) return null;
+  return `an adapter may import another adapter only through its public module (src/adapters/${adapter}/index.ts), never its internals`;
+}
+
+/** Every strongly connected group of files (Tarjan), each as a cycle in import order. */
+function importCycles(files, edges) {
+  let counter = 0;
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const cycles = [];
+  const visit = (v) => {
+    index.set(v, counter);
+    low.set(v, counter);
+    counter++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v)) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group = [];
+    let w;
+    do {
+      w = stack.pop();
+      onStack.delete(w);
+      group.push(w);
+    } while (w !== v);
+    if (group.length > 1 || edges.get(v).includes(v)) cycles.push(cycleThrough(group, edges));
+  };
+  for (const f of files) if (!index.has(f)) visit(f);
+  return cycles;
+}
+
+/** One concrete cycle inside a strongly connected group, starting at its first file by name. */
+function cycleThrough(group, edges) {
+  const members = new Set(group);
+  const start = [...group].sort()[0];
+  const pathTo = new Map([[start, [start]]]);
+  const queue = [start];
+  while (queue.length > 0) {
+    const v = queue.shift();
+    for (const w of edges.get(v)) {
+      if (w === start) return pathTo.get(v);
+      if (members.has(w) && !pathTo.has(w)) {
+        pathTo.set(w, [...pathTo.get(v), w]);
+        queue.push(w);
+      }
+    }
+  }
+  return [start];
+}
+
+/**
+ * What a composition file exports that names an adapter: a re-export of an adapter module or of a
+ * binding imported from one, or an exported declaration (interface, type, function, class, variable)
+ * whose written types name one. Entry points get ports and domain types from composition, never
+ * adapter classes. (Types the compiler infers are not seen: exported functions declare their types.)
+ */
+function compositionSurface(srcDir, file) {
+  const text = fs.readFileSync(file, 'utf8');
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const isAdapterModule = (spec) =>
+    spec.startsWith('.') &&
+    toPosix(path.relative(srcDir, path.resolve(path.dirname(file), spec))).startsWith('adapters/');
+  const fromAdapters = new Set();
+  const problems = [];
+  for (const st of sf.statements) {
+    if (!ts.isImportDeclaration(st) || !isAdapterModule(st.moduleSpecifier.text) || !st.importClause) continue;
+    const c = st.importClause;
+    if (c.name) fromAdapters.add(c.name.text);
+    if (c.namedBindings && ts.isNamespaceImport(c.namedBindings)) fromAdapters.add(c.namedBindings.name.text);
+    if (c.namedBindings && ts.isNamedImports(c.namedBindings))
+      for (const el of c.namedBindings.elements) fromAdapters.add(el.name.text);
+  }
+  const exported = (node) =>
+    ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+  for (const st of sf.statements) {
+    if (ts.isExportDeclaration(st)) {
+      if (st.moduleSpecifier && isAdapterModule(st.moduleSpecifier.text)) {
+        problems.push(`re-exports "${st.moduleSpecifier.text}" — composition exports ports, not adapters`);
+      } else if (!st.moduleSpecifier && st.exportClause && ts.isNamedExports(st.exportClause)) {
+        for (const el of st.exportClause.elements) {
+          const local = (el.propertyName ?? el.name).text;
+          if (fromAdapters.has(local))
+            problems.push(`re-exports adapter symbol "${local}" — composition exports ports, not adapters`);
+        }
+      }
+      continue;
+    }
+    if (ts.isExportAssignment(st) || !exported(st)) continue;
+    const named = st.name && ts.isIdentifier(st.name) ? st.name.text : ts.isVariableStatement(st) ? 'a variable' : '?';
+    const seen = new Set();
+    const visitTypes = (node, inType) => {
+      const nowType = inType || ts.isTypeNode(node);
+      if (nowType && ts.isIdentifier(node) && fromAdapters.has(node.text) && !seen.has(node.text)) {
+        seen.add(node.text);
+        problems.push(`exports ${named}, whose type names adapter symbol "${node.text}" — type it by a port`);
+      }
+      // Bodies and initialisers are the implementation, not the surface.
+      if (ts.isBlock(node)) return;
+      if (ts.isVariableDeclaration(node)) {
+        if (node.type) visitTypes(node.type, true);
+        return;
+      }
+      ts.forEachChild(node, (child) => visitTypes(child, nowType));
+    };
+    if (ts.isVariableStatement(st)) st.declarationList.declarations.forEach((d) => visitTypes(d, false));
+    else ts.forEachChild(st, (child) => visitTypes(child, false));
+  }
+  return problems;
 }
 
 function main() {

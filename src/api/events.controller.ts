@@ -32,7 +32,7 @@ function lastEventId(req: SseRequest, q: StreamQuery): number {
 
 /**
  * Server-sent event streams of persisted events (id = session sequence) and transient deltas (no id),
- * replayed from the database after Last-Event-ID on any API process (ARCHITECTURE.md §7).
+ * replayed from the database after Last-Event-ID on any API process (docs/architecture.md, ADR 0011).
  */
 @ApiTags('events')
 @Controller('v1')

@@ -9,7 +9,7 @@ import { ARTIFACT_STORE, ArtifactsController } from '../api/artifacts.controller
 import { API_LOGGER, EventsController } from '../api/events.controller';
 import { HealthController } from '../api/health.controller';
 import { ObservabilityController } from '../api/observability.controller';
-import { observabilityProviders } from './telemetry';
+import { observabilityProviders } from './observability-providers';
 import { MCP_ADMIN, McpController } from '../api/mcp.controller';
 import { mcpAdminFor } from './mcp-admin';
 import { RunsController } from '../api/runs.controller';

@@ -3,24 +3,24 @@ import * as path from 'node:path';
 import { FsArtifactStore } from '../adapters/artifacts/fs-artifact-store';
 import { loadAgentFiles, YamlAgentCatalog } from '../adapters/config/yaml-agent-catalog';
 import { createLogger, silentLogger } from '../adapters/logging/pino-logger';
-import { loadMcpConfig, McpHub, type RestartPolicy } from '../adapters/mcp';
+import { loadMcpConfig, McpHub } from '../adapters/mcp';
 import { createDemoProvider } from '../adapters/model/demo';
 import { createFakeProvider } from '../adapters/model/fake';
 import { bindProfiles, loadProviderRegistry, recordPriceHistory } from '../adapters/model/profiles';
-import { connectDatabase, migrateToLatest, type DatabaseHandle } from '../adapters/postgres/connect';
+import { connectDatabase, migrateToLatest } from '../adapters/postgres/connect';
+import type { DatabaseHandle } from './infrastructure';
 import { Database } from '../adapters/postgres/database';
 import { PgEventStore } from '../adapters/postgres/event-store/pg-event-store';
 import { PgListenWakeup } from '../adapters/postgres/notify/pg-listen-wakeup';
 import { PgMcpControl } from '../adapters/postgres/notify/pg-mcp-control';
-import {
-  rebuildProjections,
-  type RebuildOptions,
-  type RebuildProgress,
-  type RebuildReport,
-} from '../adapters/postgres/projection-rebuild';
+import { rebuildProjections } from '../adapters/postgres/projection-rebuild';
 import type { WakeupSource } from '../ports/wakeup';
-
-export type { RebuildProgress, RebuildReport };
+import type { RebuildOptions, RebuildProgress, RebuildReport } from '../ports/projection-rebuild';
+import type { AgentCatalog } from '../ports/agent-catalog';
+import type { ArtifactStore } from '../ports/artifact-store';
+import type { CheckpointStore, RunRepository, TransientPublisher } from '../ports/run-store';
+import type { SessionRepository } from '../ports/session-repository';
+import type { DemoWriteLog, ToolRecordStore } from '../ports/tool-records';
 import { PgTransientPublisher } from '../adapters/postgres/notify/pg-transient-publisher';
 import { PgSessionRepository } from '../adapters/postgres/pg-session-repository';
 import { PgCheckpointStore } from '../adapters/postgres/runs/pg-checkpoint-store';
@@ -32,6 +32,7 @@ import { ConfigurationError } from '../domain/errors';
 import { LOCAL_PRINCIPAL } from '../domain/principal';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { Logger } from '../ports/logger';
+import type { ExposedMetrics } from '../ports/metrics';
 import { ModelRouter } from '../runtime/model-router';
 import { RunLoop, type CommitObserver, type RunLoopSettings } from '../runtime/run-loop';
 import { Worker } from '../runtime/worker';
@@ -47,13 +48,15 @@ import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
 import { wireSandbox } from './sandbox';
 import { ToolRegistry } from '../tools/registry';
-import type { PromMetrics } from '../adapters/telemetry/prom-metrics';
 import { setupTelemetry } from './telemetry';
-import { createTrajectories, type Trajectories } from './trajectory';
+import type { Trajectories } from './trajectory';
+import { createTrajectories } from './trajectory-wiring';
 import { APPROX_ESTIMATOR } from '../context/approx-estimator';
 import { ContextEngine } from '../context/engine';
 import { TiktokenEstimators } from '../adapters/tokenizer/tiktoken-estimator';
 import { compactorOptions } from './context-compactor';
+
+export type { RebuildProgress, RebuildReport };
 
 /**
  * The composition root: the one place adapters are bound to ports. The API process, the worker
@@ -64,14 +67,14 @@ export interface Platform {
   readonly handle: DatabaseHandle;
   readonly db: Database;
   readonly store: PgEventStore;
-  readonly runs: PgRunRepository;
-  readonly sessions: PgSessionRepository;
-  readonly checkpoints: PgCheckpointStore;
+  readonly runs: RunRepository;
+  readonly sessions: SessionRepository;
+  readonly checkpoints: CheckpointStore;
   readonly queue: PgRunQueue;
-  readonly agents: YamlAgentCatalog;
+  readonly agents: AgentCatalog;
   readonly registry: ToolRegistry;
   /** The artifact store (plan §7, §18.4): bytes under `settings.artifactDir`, metadata in `artifacts`. */
-  readonly artifacts: FsArtifactStore;
+  readonly artifacts: ArtifactStore;
   /** Supervised MCP servers of config/mcp.yaml (docs/mcp.md); empty when none are configured. */
   readonly mcp: McpHub;
   /** Skills (SKILL.md packages in SKILLS_DIR + MCP prompts), read at startup (docs/skills.md). */
@@ -83,36 +86,39 @@ export interface Platform {
   /** Trajectory export, consent records and export jobs (plan §31, docs/trajectories.md). */
   readonly trajectories: Trajectories;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
-  readonly toolRecords: PgToolRecords;
+  readonly toolRecords: ToolRecordStore & DemoWriteLog;
   readonly policy: PolicyEngine;
   /** Approval lifecycle edges (expiry reaper, resolution) without the Nest buses. */
   readonly approvals: ApprovalService;
   readonly router: ModelRouter;
-  readonly transient: PgTransientPublisher;
+  readonly transient: TransientPublisher;
   /** The process's context engine (plan §11): every run loop of the platform builds through it. */
   readonly context: ContextEngine;
   readonly clock: Clock;
   readonly ids: IdFactory;
   readonly log: Logger;
   /** This process's plan §19 metrics (`GET /metrics`); shared by every platform in the process. */
-  readonly metrics: PromMetrics;
+  readonly metrics: ExposedMetrics;
   createRunLoop(overrides?: Partial<RunLoopSettings>, onCommitted?: CommitObserver): RunLoop;
   /** A worker; unless restricted to one run it also runs the approval expiry reaper every `reaperIntervalMs` (default 5 s). */
-  createWorker(opts?: {
-    workerId?: string;
-    concurrency?: number;
-    pollIntervalMs?: number;
-    drainMs?: number;
-    onlyRunId?: string;
-    reaperIntervalMs?: number;
-    /** Sees every commit of this worker's run loop before the loop goes on (RunLoopDeps.onCommitted). */
-    onCommitted?: CommitObserver;
-  }): Worker;
+  createWorker(opts?: WorkerOptions): Worker;
   /** Replays the event log into fresh read models (see docs/projections.md). */
   rebuildProjections(opts: Omit<RebuildOptions, never>): Promise<RebuildReport>;
   /** A NOTIFY subscription on `channel` that reconnects forever. */
   listen(channel: string): WakeupSource;
   close(): Promise<void>;
+}
+
+/** What a caller may choose about a worker; the rest comes from the settings. */
+export interface WorkerOptions {
+  workerId?: string;
+  concurrency?: number;
+  pollIntervalMs?: number;
+  drainMs?: number;
+  onlyRunId?: string;
+  reaperIntervalMs?: number;
+  /** Sees every commit of this worker's run loop before the loop goes on (RunLoopDeps.onCommitted). */
+  onCommitted?: CommitObserver;
 }
 
 export interface PlatformOptions {
@@ -124,7 +130,12 @@ export interface PlatformOptions {
   readonly migrate?: boolean;
   readonly poolSize?: number;
   /** MCP restart policy override (tests); default base 1 s doubling to 30 s, 5 restarts in 300 s. */
-  readonly mcpRestartPolicy?: RestartPolicy;
+  readonly mcpRestartPolicy?: {
+    readonly baseDelayMs: number;
+    readonly maxDelayMs: number;
+    readonly maxRestarts: number;
+    readonly windowMs: number;
+  };
 }
 
 export async function createPlatform(settings: Settings, opts: PlatformOptions): Promise<Platform> {
@@ -134,195 +145,250 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
   const handle = opts.databaseUrl
     ? { url: opts.databaseUrl, embedded: null, close: async () => undefined }
     : await connectDatabase({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, log: (l) => log.info(l) });
-  let mcp: McpHub | null = null;
-  let mcpControl: PgMcpControl | null = null;
+  // What to close, newest first, if building the platform fails half-way.
+  const undo: (() => Promise<void>)[] = [];
   try {
     if (opts.migrate !== false) await migrateToLatest(handle.url);
-    const db = new Database(handle.url, opts.poolSize ?? 10);
-    const clock = systemClock;
-    const ids = randomIds;
-    const store = new PgEventStore(db, clock);
-    const runs = new PgRunRepository(db);
-    const sessions = new PgSessionRepository(db);
-    const checkpoints = new PgCheckpointStore(db);
-    const queue = new PgRunQueue(db, store, clock);
-    const agentFiles = loadAgentFiles(path.join(settings.configDir, 'agents'));
-    // Refused before anything starts: malformed config/mcp.yaml names the server and field.
-    const mcpConfig = loadMcpConfig(settings.configDir);
-    const agents = await YamlAgentCatalog.open(db, agentFiles, process.env.AGENT_MODEL_POLICY || null);
-    const registry = new ToolRegistry();
-    const toolRecords = new PgToolRecords(db);
-    const artifacts = new FsArtifactStore({ db, root: settings.artifactDir, clock, ids, log, events: store });
-    // Per-session workspaces live under $AGENT_DATA_DIR/workspaces/<tenant>/<session>.
-    for (const tool of createPlatformTools({
-      workspaceRoot: path.join(settings.dataDir, 'workspaces'),
-      demoWrites: toolRecords,
-      artifacts,
-    }))
-      registry.register(tool);
-    // sandbox.run_command: a client of the execution service `agent sandboxd` (docs/sandbox.md).
-    const sandbox = wireSandbox(settings, { artifacts, log });
-    registry.register(sandbox.tool);
-    mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy, telemetry.metrics);
-    await registerMcpTools(mcp, agentFiles, registry, log);
-    // Operator start/stop/restart taken by another process (the API) reach this one's supervisors too.
-    mcpControl = new PgMcpControl(handle.url, db, log, {
-      service: opts.service,
-      ackTimeoutMs: settings.mcpControlAckTimeoutMs,
-    });
-    if (mcp.serverIds.length > 0) await mcpControl.listen(mcp);
-    // Skills: a refused package is logged with its reasons and not offered (agent skills validate).
-    const skillPackages = loadSkillPackages(process.env.SKILLS_DIR || path.join(settings.configDir, 'skills'));
-    for (const r of skillPackages.refused) log.warn('skill package refused', { dir: r.dir, reasons: r.reasons });
-    const skills = await StaticSkillSource.create(skillPackages.skills, mcp.promptProviders());
-    registry.register(new SkillLoadTool(skills));
-    const policy = PolicyEngine.load(path.join(settings.configDir, 'policies'));
-    policy.assertConsistentWith(registry.list().map((t) => t.spec));
-    const approvals = new ApprovalService({ store, runs, sessions, records: toolRecords, clock });
-    // Provider profiles (config/providers/*.yaml); a profile whose key is not set is bound as unavailable.
-    const providerRegistry = loadProviderRegistry(path.join(settings.configDir, 'providers'), process.env);
-    const router = new ModelRouter(
-      [
-        createDemoProvider({ clock, latencyMs: settings.fakeModelLatencyMs }),
-        createFakeProvider({
-          fixturesDir: path.join(settings.configDir, 'model-fixtures'),
-          clock,
-          latencyMs: settings.fakeModelLatencyMs,
-        }),
-      ],
-      { registry: providerRegistry, bindings: bindProfiles(providerRegistry, process.env) },
-    );
-    const defaultAgent = await agents.current(settings.defaultAgentId);
-    if (defaultAgent) router.assertRoutable(defaultAgent);
-    await recordPriceHistory(db, providerRegistry).catch((e: unknown) =>
-      log.warn('model price history not recorded', { error: String(e) }),
-    );
-    const transient = new PgTransientPublisher(db);
-    const sessionTools = new SessionToolCache();
-    const trajectories = createTrajectories({ db, agents, artifacts, clock, ids, log });
-    const leaseMs = settings.leaseSeconds * 1000;
-    // One context engine per process: its per-session history cache serves every worker (plan §11).
-    const context = new ContextEngine(store, {
-      estimators: new TiktokenEstimators(APPROX_ESTIMATOR),
-      log,
-      ...compactorOptions(settings, router, ids),
-    });
-    const createRunLoop = (overrides: Partial<RunLoopSettings> = {}, onCommitted?: CommitObserver) =>
-      new RunLoop(
-        {
-          store,
-          runs,
-          checkpoints,
-          queue,
-          router,
-          registry,
-          agents,
-          transient,
-          clock,
-          ids,
-          log,
-          principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }),
-          records: toolRecords,
-          policy,
-          metrics: telemetry.metrics,
-          sessionTools,
-          artifacts: { store: artifacts, ttlSeconds: settings.artifactToolResultTtlSeconds },
-          context,
-          skills,
-          onCommitted,
-        },
-        { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
-      );
-    return {
-      settings,
-      handle,
-      db,
-      store,
-      runs,
-      sessions,
-      checkpoints,
-      queue,
-      agents,
-      registry,
-      artifacts,
-      mcp,
-      mcpGrants: new PgMcpGrants(db, store, agents, clock),
-      mcpControl,
-      trajectories,
-      skills,
-      toolRecords,
-      policy,
-      approvals,
-      router,
-      transient,
-      context,
-      clock,
-      ids,
-      log,
-      metrics: telemetry.metrics,
-      createRunLoop,
-      createWorker: (o = {}) => {
-        const workerSettings = {
-          workerId: o.workerId ?? `${os.hostname()}:${process.pid}:${ids.uuid().slice(0, 8)}`,
-          concurrency: o.concurrency ?? settings.workerConcurrency,
-          leaseMs,
-          pollIntervalMs: o.pollIntervalMs ?? settings.pollIntervalMs,
-          drainMs: o.drainMs ?? 10_000,
-          onlyRunId: o.onlyRunId,
-        };
-        // A worker restricted to one run (CLI, eval harness) does not reap other runs' approvals.
-        if (o.onlyRunId)
-          return new Worker(
-            queue,
-            createRunLoop({}, o.onCommitted),
-            new PgListenWakeup(handle.url, log),
-            clock,
-            ids,
-            log,
-            workerSettings,
-          );
-        const reaper = {
-          name: 'approval-expiry',
-          everyMs: o.reaperIntervalMs ?? 5000,
-          run: () => approvals.expireDue(policy.document.approvals.onExpiry),
-        };
-        // Expired artifacts and unreferenced blobs (docs/artifacts.md); AGENT_ARTIFACT_SWEEP_SECONDS=0 disables.
-        const artifactSweep = {
-          name: 'artifact-expiry',
-          everyMs: settings.artifactSweepSeconds * 1000,
-          run: () => artifacts.sweepExpired(clock.nowIso()),
-        };
-        return new HousekeepingWorker(
-          queue,
-          createRunLoop({}, o.onCommitted),
-          new PgListenWakeup(handle.url, log),
-          clock,
-          ids,
-          log,
-          workerSettings,
-          settings.artifactSweepSeconds > 0 ? [reaper, artifactSweep] : [reaper],
-        );
-      },
-      rebuildProjections: (o) => rebuildProjections(db, o),
-      listen: (channel) => new PgListenWakeup(handle.url, log, channel),
-      async close() {
-        await mcpControl?.close();
-        await mcp?.close();
-        await sandbox.close();
-        await trajectories.jobs.drain();
-        await router.close();
-        await store.close();
-        await db.close();
-        await handle.close();
-        await telemetry.tracing?.shutdown();
-      },
-    };
+    const services = await openServices({ settings, opts, url: handle.url, log, metrics: telemetry.metrics, undo });
+    return platformOf(settings, { handle, log, telemetry }, services);
   } catch (e) {
-    await mcpControl?.close();
-    await mcp?.close();
+    for (const close of undo.reverse()) await close();
     await handle.close();
     throw e;
   }
+}
+
+/** Everything the platform is made of, opened over one database pool. */
+type Services = Awaited<ReturnType<typeof openServices>>;
+
+interface ServiceDeps {
+  readonly settings: Settings;
+  readonly opts: PlatformOptions;
+  readonly url: string;
+  readonly log: Logger;
+  readonly metrics: ExposedMetrics;
+  readonly undo: (() => Promise<void>)[];
+}
+
+/** Opens the stores, reads the configuration (agents, tools, policy, providers) and builds the services. */
+async function openServices({ settings, opts, url, log, metrics, undo }: ServiceDeps) {
+  const db = new Database(url, opts.poolSize ?? 10);
+  const clock = systemClock;
+  const ids = randomIds;
+  const store = new PgEventStore(db, clock);
+  const runs = new PgRunRepository(db);
+  const sessions = new PgSessionRepository(db);
+  const checkpoints = new PgCheckpointStore(db);
+  const queue = new PgRunQueue(db, store, clock);
+  const agentFiles = loadAgentFiles(path.join(settings.configDir, 'agents'));
+  // Refused before anything starts: malformed config/mcp.yaml names the server and field.
+  const mcpConfig = loadMcpConfig(settings.configDir);
+  const agents = await YamlAgentCatalog.open(db, agentFiles, process.env.AGENT_MODEL_POLICY || null);
+  const toolRecords = new PgToolRecords(db);
+  const artifacts = new FsArtifactStore({ db, root: settings.artifactDir, clock, ids, log, events: store });
+  const { registry, sandbox, mcp, mcpControl, skills, policy } = await wireTools({
+    settings,
+    opts,
+    agentFiles,
+    mcpConfig,
+    db,
+    url,
+    toolRecords,
+    artifacts,
+    metrics,
+    log,
+    undo,
+  });
+  const approvals = new ApprovalService({ store, runs, sessions, records: toolRecords, clock });
+  const { router, providerRegistry } = createModelRouter(settings, clock);
+  const defaultAgent = await agents.current(settings.defaultAgentId);
+  if (defaultAgent) router.assertRoutable(defaultAgent);
+  await recordPriceHistory(db, providerRegistry).catch((e: unknown) =>
+    log.warn('model price history not recorded', { error: String(e) }),
+  );
+  const transient = new PgTransientPublisher(db);
+  const sessionTools = new SessionToolCache();
+  const trajectories = createTrajectories({ db, agents, artifacts, clock, ids, log });
+  const leaseMs = settings.leaseSeconds * 1000;
+  // One context engine per process: its per-session history cache serves every worker (plan §11).
+  const context = new ContextEngine(store, {
+    estimators: new TiktokenEstimators(APPROX_ESTIMATOR),
+    log,
+    ...compactorOptions(settings, router, ids),
+  });
+  return {
+    db,
+    clock,
+    ids,
+    store,
+    runs,
+    sessions,
+    checkpoints,
+    queue,
+    agents,
+    toolRecords,
+    artifacts,
+    registry,
+    sandbox,
+    mcp,
+    mcpControl,
+    skills,
+    policy,
+    approvals,
+    router,
+    transient,
+    sessionTools,
+    trajectories,
+    leaseMs,
+    context,
+  };
+}
+
+interface ProcessParts {
+  readonly handle: DatabaseHandle;
+  readonly log: Logger;
+  readonly telemetry: ReturnType<typeof setupTelemetry>;
+}
+
+/** The platform's surface over its services: run loops and workers made to order, and an orderly close. */
+function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts, services: Services): Platform {
+  const { db, clock, ids, store, runs, sessions, checkpoints, queue, router, registry, agents, transient } = services;
+  const { toolRecords, policy, sessionTools, artifacts, context, skills, leaseMs } = services;
+  const { mcp, mcpControl, sandbox, trajectories, approvals } = services;
+  const createRunLoop = (overrides: Partial<RunLoopSettings> = {}, onCommitted?: CommitObserver) =>
+    new RunLoop(
+      {
+        store,
+        runs,
+        checkpoints,
+        queue,
+        router,
+        registry,
+        agents,
+        transient,
+        clock,
+        ids,
+        log,
+        principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }),
+        records: toolRecords,
+        policy,
+        metrics: telemetry.metrics,
+        sessionTools,
+        artifacts: { store: artifacts, ttlSeconds: settings.artifactToolResultTtlSeconds },
+        context,
+        skills,
+        onCommitted,
+      },
+      { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
+    );
+  return {
+    settings,
+    handle,
+    db,
+    store,
+    runs,
+    sessions,
+    checkpoints,
+    queue,
+    agents,
+    registry,
+    artifacts,
+    mcp,
+    mcpGrants: new PgMcpGrants(db, store, agents, clock),
+    mcpControl,
+    trajectories,
+    skills,
+    toolRecords,
+    policy,
+    approvals,
+    router,
+    transient,
+    context,
+    clock,
+    ids,
+    log,
+    metrics: telemetry.metrics,
+    createRunLoop,
+    createWorker: workerFactory({
+      settings,
+      queue,
+      createRunLoop,
+      approvals,
+      policy,
+      artifacts,
+      clock,
+      ids,
+      log,
+      leaseMs,
+      wakeupUrl: handle.url,
+    }),
+    rebuildProjections: (o) => rebuildProjections(db, o),
+    listen: (channel) => new PgListenWakeup(handle.url, log, channel),
+    async close() {
+      await mcpControl.close();
+      await mcp.close();
+      await sandbox.close();
+      await trajectories.jobs.drain();
+      await router.close();
+      await store.close();
+      await db.close();
+      await handle.close();
+      await telemetry.tracing?.shutdown();
+    },
+  };
+}
+
+interface ToolWiringDeps {
+  readonly settings: Settings;
+  readonly opts: PlatformOptions;
+  readonly agentFiles: ReturnType<typeof loadAgentFiles>;
+  readonly mcpConfig: ReturnType<typeof loadMcpConfig>;
+  readonly db: Database;
+  /** The database URL, for the MCP control channel's LISTEN connection. */
+  readonly url: string;
+  readonly toolRecords: PgToolRecords;
+  readonly artifacts: FsArtifactStore;
+  readonly metrics: ExposedMetrics;
+  readonly log: Logger;
+  /** Where to put a close for whatever this starts, in case the platform fails later. */
+  readonly undo: (() => Promise<void>)[];
+}
+
+/**
+ * The tool registry and everything that feeds it: the built-in tools, the sandbox client, the MCP
+ * servers (and their operator control channel) and the skills; then the policy, checked against it.
+ */
+async function wireTools(d: ToolWiringDeps) {
+  const { settings, opts, log, undo } = d;
+  const registry = new ToolRegistry();
+  // Per-session workspaces live under $AGENT_DATA_DIR/workspaces/<tenant>/<session>.
+  for (const tool of createPlatformTools({
+    workspaceRoot: path.join(settings.dataDir, 'workspaces'),
+    demoWrites: d.toolRecords,
+    artifacts: d.artifacts,
+  }))
+    registry.register(tool);
+  // sandbox.run_command: a client of the execution service `agent sandboxd` (docs/sandbox.md).
+  const sandbox = wireSandbox(settings, { artifacts: d.artifacts, log });
+  registry.register(sandbox.tool);
+  const mcp = new McpHub(d.mcpConfig, log, opts.mcpRestartPolicy, d.metrics);
+  undo.push(() => mcp.close());
+  await registerMcpTools(mcp, d.agentFiles, registry, log);
+  // Operator start/stop/restart taken by another process (the API) reach this one's supervisors too.
+  const mcpControl = new PgMcpControl(d.url, d.db, log, {
+    service: opts.service,
+    ackTimeoutMs: settings.mcpControlAckTimeoutMs,
+  });
+  undo.push(() => mcpControl.close());
+  if (mcp.serverIds.length > 0) await mcpControl.listen(mcp);
+  // Skills: a refused package is logged with its reasons and not offered (agent skills validate).
+  const skillPackages = loadSkillPackages(process.env.SKILLS_DIR || path.join(settings.configDir, 'skills'));
+  for (const r of skillPackages.refused) log.warn('skill package refused', { dir: r.dir, reasons: r.reasons });
+  const skills = await StaticSkillSource.create(skillPackages.skills, mcp.promptProviders());
+  registry.register(new SkillLoadTool(skills));
+  const policy = PolicyEngine.load(path.join(settings.configDir, 'policies'));
+  policy.assertConsistentWith(registry.list().map((t) => t.spec));
+  return { registry, sandbox, mcp, mcpControl, skills, policy };
 }
 
 /**
@@ -375,5 +441,85 @@ async function registerMcpTools(
       }
     }
     log.info('mcp tools re-discovered', { server: result.serverId, tools: result.tools.length });
+  };
+}
+
+/** The model router over the built-in demo/fake providers and the provider profiles of config/providers/. */
+function createModelRouter(settings: Settings, clock: Clock) {
+  // Provider profiles (config/providers/*.yaml); a profile whose key is not set is bound as unavailable.
+  const providerRegistry = loadProviderRegistry(path.join(settings.configDir, 'providers'), process.env);
+  const router = new ModelRouter(
+    [
+      createDemoProvider({ clock, latencyMs: settings.fakeModelLatencyMs }),
+      createFakeProvider({
+        fixturesDir: path.join(settings.configDir, 'model-fixtures'),
+        clock,
+        latencyMs: settings.fakeModelLatencyMs,
+      }),
+    ],
+    { registry: providerRegistry, bindings: bindProfiles(providerRegistry, process.env) },
+  );
+  return { router, providerRegistry };
+}
+
+interface WorkerDeps {
+  readonly settings: Settings;
+  readonly queue: PgRunQueue;
+  readonly createRunLoop: (overrides?: Partial<RunLoopSettings>, onCommitted?: CommitObserver) => RunLoop;
+  readonly approvals: ApprovalService;
+  readonly policy: PolicyEngine;
+  readonly artifacts: FsArtifactStore;
+  readonly clock: Clock;
+  readonly ids: IdFactory;
+  readonly log: Logger;
+  readonly leaseMs: number;
+  /** Where the worker LISTENs for new work. */
+  readonly wakeupUrl: string;
+}
+
+/** Platform.createWorker: a plain worker for one run, else a worker that also runs the housekeeping jobs. */
+function workerFactory(d: WorkerDeps): (o?: WorkerOptions) => Worker {
+  const { settings, queue, createRunLoop, clock, ids, log } = d;
+  return (o = {}) => {
+    const workerSettings = {
+      workerId: o.workerId ?? `${os.hostname()}:${process.pid}:${ids.uuid().slice(0, 8)}`,
+      concurrency: o.concurrency ?? settings.workerConcurrency,
+      leaseMs: d.leaseMs,
+      pollIntervalMs: o.pollIntervalMs ?? settings.pollIntervalMs,
+      drainMs: o.drainMs ?? 10_000,
+      onlyRunId: o.onlyRunId,
+    };
+    // A worker restricted to one run (CLI, eval harness) does not reap other runs' approvals.
+    if (o.onlyRunId)
+      return new Worker(
+        queue,
+        createRunLoop({}, o.onCommitted),
+        new PgListenWakeup(d.wakeupUrl, log),
+        clock,
+        ids,
+        log,
+        workerSettings,
+      );
+    const reaper = {
+      name: 'approval-expiry',
+      everyMs: o.reaperIntervalMs ?? 5000,
+      run: () => d.approvals.expireDue(d.policy.document.approvals.onExpiry),
+    };
+    // Expired artifacts and unreferenced blobs (docs/artifacts.md); AGENT_ARTIFACT_SWEEP_SECONDS=0 disables.
+    const artifactSweep = {
+      name: 'artifact-expiry',
+      everyMs: settings.artifactSweepSeconds * 1000,
+      run: () => d.artifacts.sweepExpired(clock.nowIso()),
+    };
+    return new HousekeepingWorker(
+      queue,
+      createRunLoop({}, o.onCommitted),
+      new PgListenWakeup(d.wakeupUrl, log),
+      clock,
+      ids,
+      log,
+      workerSettings,
+      settings.artifactSweepSeconds > 0 ? [reaper, artifactSweep] : [reaper],
+    );
   };
 }

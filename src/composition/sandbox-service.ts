@@ -2,52 +2,15 @@ import { spawn } from 'node:child_process';
 import { createLogger } from '../adapters/logging/pino-logger';
 import {
   ContainerExecutionEnvironment,
-  FakeExecutionEnvironment,
   GvisorExecutionEnvironment,
   NamespaceExecutionEnvironment,
   SandboxService,
   scrubbedServiceEnv,
-  type ServiceAdapter,
 } from '../adapters/sandbox';
-import { loadSandboxSettings, sharedKernelRefusal, type SandboxSettings } from '../config/sandbox-settings';
+import { loadSandboxSettings, sharedKernelRefusal } from '../config/sandbox-settings';
 import { loadSettings } from '../config/settings';
 import { ConfigurationError } from '../domain/errors';
-
-/** The adapter the execution service runs (never constructed in the API or worker). */
-export function createServiceAdapter(s: SandboxSettings): ServiceAdapter {
-  switch (s.adapter) {
-    case 'namespace':
-      return new NamespaceExecutionEnvironment({
-        root: s.root,
-        envAllowlist: s.envAllowlist,
-        hostUidBase: s.hostUidBase,
-        bridgeDir: s.bridgeDir,
-        bwrapPath: s.programs.bwrap,
-        unsharePath: s.programs.unshare,
-        prlimitPath: s.programs.prlimit,
-      });
-    case 'gvisor':
-      return new GvisorExecutionEnvironment({
-        root: s.root,
-        envAllowlist: s.envAllowlist,
-        runscPath: s.runscPath,
-        platform: s.gvisorPlatform ?? undefined,
-        bridgeDir: s.bridgeDir,
-      });
-    case 'container':
-      return new ContainerExecutionEnvironment({
-        root: s.root,
-        engine: s.containerEngine,
-        image: s.containerImage,
-        runtime: s.containerRuntime,
-        envAllowlist: s.envAllowlist,
-      });
-    case 'fake':
-      return new FakeExecutionEnvironment(s.envAllowlist);
-    default:
-      throw new Error(`SANDBOX_ADAPTER=${s.adapter} has no execution service`);
-  }
-}
+import { createServiceAdapter } from './service-adapter';
 
 /**
  * The body of `agent sandboxd` (plan §28.3, docs/sandbox.md). It never reads `.env`; when started

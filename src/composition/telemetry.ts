@@ -1,16 +1,10 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { otlpEndpointFrom, startTracing, type TracingHandle } from '../adapters/telemetry/otel-tracing';
-import { processPromMetrics, type PromMetrics } from '../adapters/telemetry/prom-metrics';
-import { PgObservabilityQueries } from '../adapters/postgres/pg-observability-queries';
-import type { Database } from '../adapters/postgres/database';
-import {
-  OBSERVABILITY_READ_MODEL,
-  OBSERVABILITY_SETTINGS,
-  type ObservabilitySettings,
-} from '../api/observability.controller';
+import { otlpEndpointFrom, startTracing } from '../adapters/telemetry/otel-tracing';
+import { processPromMetrics } from '../adapters/telemetry/prom-metrics';
 import { ConfigurationError } from '../domain/errors';
 import type { Logger } from '../ports/logger';
+import type { ExposedMetrics } from '../ports/metrics';
 
 /**
  * Telemetry wiring of the composition root (plan §19, ADR 0015): the process-wide Prometheus
@@ -19,9 +13,9 @@ import type { Logger } from '../ports/logger';
  * SDK is loaded into the tracer registry and `@opentelemetry/api` stays its no-op.
  */
 export interface Telemetry {
-  readonly metrics: PromMetrics;
+  readonly metrics: ExposedMetrics;
   /** The OpenTelemetry SDK this call installed, or null (tracing off, or installed by someone else). */
-  readonly tracing: TracingHandle | null;
+  readonly tracing: { shutdown(): Promise<void> } | null;
 }
 
 export function setupTelemetry(service: string, env: NodeJS.ProcessEnv, log: Logger): Telemetry {
@@ -63,7 +57,7 @@ export function workerMetricsPort(env: NodeJS.ProcessEnv): number {
 
 /** Sends the Prometheus text exposition (the API's `GET /metrics` and the worker's server). */
 export async function writeMetrics(
-  metrics: PromMetrics,
+  metrics: ExposedMetrics,
   res: { setHeader(k: string, v: string): unknown; end(body: string): unknown; statusCode: number },
 ): Promise<void> {
   try {
@@ -85,7 +79,7 @@ export async function writeMetrics(
  * (docs/operations.md). A port already in use is logged, not fatal: the worker still runs.
  */
 export async function startWorkerMetricsServer(
-  metrics: PromMetrics,
+  metrics: ExposedMetrics,
   opts: { host: string; port: number },
   log: Logger,
 ): Promise<{ port: number; close(): Promise<void> } | null> {
@@ -131,16 +125,4 @@ export function traceUiUrlFrom(env: NodeJS.ProcessEnv): string | null {
       name: 'OTEL_TRACE_UI_URL',
     });
   return raw;
-}
-
-/** The Nest providers of the API's observability routes. */
-export function observabilityProviders(db: Database, env: NodeJS.ProcessEnv) {
-  const settings: ObservabilitySettings = {
-    traceUiUrl: traceUiUrlFrom(env),
-    tracingEnabled: otlpEndpointFrom(env) !== null && env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== 'true',
-  };
-  return [
-    { provide: OBSERVABILITY_READ_MODEL, useValue: new PgObservabilityQueries(db) },
-    { provide: OBSERVABILITY_SETTINGS, useValue: settings },
-  ];
 }

@@ -1,42 +1,20 @@
-import type { Database } from '../adapters/postgres/database';
-import { TrajectoryExporter } from '../adapters/trajectory/exporter';
-import { PgConsentRegistry } from '../adapters/trajectory/pg-consent-registry';
-import { PgExportJobs } from '../adapters/trajectory/pg-export-jobs';
-import { PLATFORM_POLICY } from '../context/context-builder';
-import type { AgentCatalog } from '../ports/agent-catalog';
-import type { ArtifactStore } from '../ports/artifact-store';
-import type { Clock, IdFactory } from '../ports/clock';
-import type { Logger } from '../ports/logger';
+import { AtomicLineFile as FileOnDisk } from '../adapters/trajectory/export-file';
+import type { ConsentRegistry, LineFile, TrajectoryExportJobs, TrajectoryExports } from '../ports/trajectory';
 
-export { AtomicLineFile } from '../adapters/trajectory/export-file';
-export { TrajectoryVerificationError } from '../adapters/trajectory/redaction';
+export { TrajectoryVerificationError } from '../domain/errors';
+
+/** Export files for the CLI: written under a temporary name, moved into place when complete. */
+export const AtomicLineFile = {
+  /** Checks the target can be written before any work starts (clear error, nothing created). */
+  open: (target: string): LineFile => FileOnDisk.open(target),
+  /** A file under the system's temporary directory. */
+  temporary: (): LineFile => FileOnDisk.temporary(),
+};
+export type AtomicLineFile = LineFile;
 
 /** Trajectory export (plan §31, docs/trajectories.md): the exporter, consent records and HTTP export jobs. */
 export interface Trajectories {
-  readonly exporter: TrajectoryExporter;
-  readonly consent: PgConsentRegistry;
-  readonly jobs: PgExportJobs;
-}
-
-export function createTrajectories(deps: {
-  db: Database;
-  agents: AgentCatalog;
-  artifacts: ArtifactStore;
-  clock: Clock;
-  ids: IdFactory;
-  log: Logger;
-}): Trajectories {
-  const exporter = new TrajectoryExporter({
-    db: deps.db,
-    // The same system prompt the context builder sends (its Region A text, without the tool list).
-    systemPrompt: async (agentId, version) => {
-      const agent = await deps.agents.get(agentId, version);
-      return agent ? `${PLATFORM_POLICY}\n\n# Agent instructions\n${agent.instructions.trim()}` : null;
-    },
-  });
-  return {
-    exporter,
-    consent: new PgConsentRegistry(deps.db, deps.artifacts, deps.clock),
-    jobs: new PgExportJobs(deps.db, exporter, deps.artifacts, deps.clock, deps.ids, deps.log),
-  };
+  readonly exporter: TrajectoryExports;
+  readonly consent: ConsentRegistry;
+  readonly jobs: TrajectoryExportJobs;
 }

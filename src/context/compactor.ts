@@ -1,5 +1,5 @@
 import type { CompactionSummary, CompactorKind, WorkingState } from '../domain/context/working-state';
-import type { HistoryUnit } from './history';
+import type { HistoryUnit, ToolPair } from './history';
 import { mergeWorkingState, uniq } from './working-state';
 
 /** What a compactor is given: the previous summary (if any) and the units it now replaces. */
@@ -63,12 +63,33 @@ export class ExtractiveCompactor implements Compactor {
   }
 }
 
+/** One excerpt per answered call; untrusted external content is elided, never summarized. */
+function toolResultLines(calls: readonly ToolPair[]): { lines: CompactionSummary['toolResults']; elided: number } {
+  const lines: CompactionSummary['toolResults'][number][] = [];
+  let elided = 0;
+  for (const p of calls) {
+    if (!p.result || p.resultSequence === null) continue;
+    if (isUntrusted(p.resultTrust)) {
+      elided += 1;
+      lines.push({
+        toolName: p.call.name,
+        excerpt: '[elided: untrusted external content; see the original event]',
+        sourceSequence: p.resultSequence,
+      });
+    } else {
+      lines.push({
+        toolName: p.call.name,
+        excerpt: oneLine(JSON.stringify(p.result.output) ?? '', TOOL_EXCERPT),
+        sourceSequence: p.resultSequence,
+      });
+    }
+  }
+  return { lines, elided };
+}
+
 export function extract(input: CompactionInput): CompactionOutput {
   const prev = input.previous;
-  const constraints = [...(prev?.constraints ?? [])];
-  const questions = [...(prev?.unresolvedQuestions ?? [])];
-  const dialogue = [...(prev?.dialogue ?? [])];
-  const toolResults = [...(prev?.toolResults ?? [])];
+  const { constraints, questions, dialogue, toolResults } = carriedOver(prev);
   let elided = prev?.elidedSpans ?? 0;
   let lastUserGoal: string | null = null;
   let pendingQuestion: string | null = null;
@@ -84,34 +105,51 @@ export function extract(input: CompactionInput): CompactionOutput {
       pendingQuestion = null;
       dialogue.push({ role: 'assistant', excerpt: oneLine(u.text), sourceSequence: u.sequence });
     } else {
-      for (const p of u.calls) {
-        if (!p.result || p.resultSequence === null) continue;
-        if (isUntrusted(p.resultTrust)) {
-          elided += 1;
-          toolResults.push({
-            toolName: p.call.name,
-            excerpt: '[elided: untrusted external content; see the original event]',
-            sourceSequence: p.resultSequence,
-          });
-        } else {
-          toolResults.push({
-            toolName: p.call.name,
-            excerpt: oneLine(JSON.stringify(p.result.output) ?? '', TOOL_EXCERPT),
-            sourceSequence: p.resultSequence,
-          });
-        }
-      }
+      const results = toolResultLines(u.calls);
+      toolResults.push(...results.lines);
+      elided += results.elided;
     }
   }
   if (pendingQuestion) questions.push(pendingQuestion);
+  return finish(input, {
+    goal: input.currentGoal ?? lastUserGoal ?? prev?.goal ?? null,
+    constraints,
+    questions,
+    toolResults,
+    dialogue,
+    elided,
+  });
+}
+
+/** The previous summary's lines, as lists the new units extend. */
+function carriedOver(prev: CompactionInput['previous']) {
+  return {
+    constraints: [...(prev?.constraints ?? [])],
+    questions: [...(prev?.unresolvedQuestions ?? [])],
+    dialogue: [...(prev?.dialogue ?? [])],
+    toolResults: [...(prev?.toolResults ?? [])],
+  };
+}
+
+interface Extracted {
+  readonly goal: string | null;
+  readonly constraints: string[];
+  readonly questions: string[];
+  readonly toolResults: CompactionSummary['toolResults'];
+  readonly dialogue: CompactionSummary['dialogue'];
+  readonly elided: number;
+}
+
+/** The extracted lines as a summary within budget, and the working state it updates. */
+function finish(input: CompactionInput, x: Extracted): CompactionOutput {
   const summary = fit(
     {
-      goal: input.currentGoal ?? lastUserGoal ?? prev?.goal ?? null,
-      constraints: uniq(constraints),
-      unresolvedQuestions: uniq(questions, 10),
-      toolResults: toolResults.slice(-10),
-      dialogue,
-      elidedSpans: elided,
+      goal: x.goal,
+      constraints: uniq(x.constraints),
+      unresolvedQuestions: uniq(x.questions, 10),
+      toolResults: x.toolResults.slice(-10),
+      dialogue: x.dialogue,
+      elidedSpans: x.elided,
     },
     input.maxSummaryChars,
   );

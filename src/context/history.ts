@@ -131,74 +131,85 @@ export class SessionHistory {
         if (typeof e.data.text !== 'string') bad('text is not a string');
         this.units.push(unit('assistant', e, e.data.text, null));
         break;
-      case 'tool.call.proposed': {
+      case 'tool.call.proposed':
         if (typeof e.data.callId !== 'string' || typeof e.data.toolName !== 'string') bad('callId/toolName missing');
-        const key = `${e.runId ?? ''}#${e.data.step}`;
-        let turn = this.turns.get(key);
-        if (!turn) {
-          turn = unit('tool_turn', e, '', null);
-          this.turns.set(key, turn);
-          this.units.push(turn);
-        } else turn.sources.push(e.sequence);
-        const pair: ToolPair = {
-          call: { kind: 'tool_call', callId: e.data.callId, name: e.data.toolName, arguments: e.data.arguments ?? {} },
-          callSequence: e.sequence,
-          result: null,
-          resultSequence: null,
-          resultTrust: null,
-        };
-        turn.calls.push(pair);
-        turn.countedBy = null;
-        this.calls.set(e.data.invocationId, { unit: turn, pair });
+        this.proposed(e);
         break;
-      }
       case 'tool.call.completed':
       case 'tool.call.failed':
-      case 'tool.call.denied': {
-        const found = this.calls.get(e.data.invocationId);
-        if (!found || found.pair.result !== null) break;
-        const output =
-          e.type === 'tool.call.completed'
-            ? e.data.result
-            : {
-                error: {
-                  code: e.type === 'tool.call.failed' ? e.data.errorCode : e.data.reasonCode,
-                  message: e.type === 'tool.call.failed' ? e.data.message : e.data.explanation,
-                },
-              };
-        found.pair.result = {
-          kind: 'tool_result',
-          callId: found.pair.call.callId,
-          name: found.pair.call.name,
-          output,
-          isError: e.type !== 'tool.call.completed',
-          trust: 'tool_untrusted',
-        };
-        found.pair.resultSequence = e.sequence;
-        found.pair.resultTrust = e.type === 'tool.call.completed' ? e.data.trust : 'internal_tool';
-        found.unit.sources.push(e.sequence);
-        found.unit.countedBy = null;
-        if (e.type === 'tool.call.completed' && found.pair.call.name === PLAN_UPDATE_TOOL) {
-          const state = parseWorkingState((e.data.result as { workingState?: unknown }).workingState);
-          if (state) this.planState = { sequence: e.sequence, state };
-        }
+      case 'tool.call.denied':
+        this.answered(e);
         break;
-      }
       case 'context.compacted':
         if (!Array.isArray(e.data.sourceSequences)) bad('sourceSequences is not a list');
         this.compaction = { sequence: e.sequence, data: e.data };
         break;
-      case 'model.request.started': {
-        // v3 records the epoch it was built in, so a fold restored mid-session numbers epochs alike.
-        const recorded = (e.data.context as { prefixEpoch?: unknown } | null | undefined)?.prefixEpoch;
-        if (typeof recorded === 'number') this.prefixEpoch = recorded;
-        else if (e.data.prefixHash !== this.lastPrefixHash) this.prefixEpoch += 1;
-        this.lastPrefixHash = e.data.prefixHash;
+      case 'model.request.started':
+        this.requestStarted(e);
         break;
-      }
       default:
         break;
     }
+  }
+
+  /** A proposed call joins its model step's tool turn (one turn per run and step). */
+  private proposed(e: StoredEvent<'tool.call.proposed'>): void {
+    const key = `${e.runId ?? ''}#${e.data.step}`;
+    let turn = this.turns.get(key);
+    if (!turn) {
+      turn = unit('tool_turn', e, '', null);
+      this.turns.set(key, turn);
+      this.units.push(turn);
+    } else turn.sources.push(e.sequence);
+    const pair: ToolPair = {
+      call: { kind: 'tool_call', callId: e.data.callId, name: e.data.toolName, arguments: e.data.arguments ?? {} },
+      callSequence: e.sequence,
+      result: null,
+      resultSequence: null,
+      resultTrust: null,
+    };
+    turn.calls.push(pair);
+    turn.countedBy = null;
+    this.calls.set(e.data.invocationId, { unit: turn, pair });
+  }
+
+  /** The first outcome of a call becomes its result; a plan.update result also sets the working state. */
+  private answered(e: StoredEvent<'tool.call.completed' | 'tool.call.failed' | 'tool.call.denied'>): void {
+    const found = this.calls.get(e.data.invocationId);
+    if (!found || found.pair.result !== null) return;
+    const output =
+      e.type === 'tool.call.completed'
+        ? e.data.result
+        : {
+            error: {
+              code: e.type === 'tool.call.failed' ? e.data.errorCode : e.data.reasonCode,
+              message: e.type === 'tool.call.failed' ? e.data.message : e.data.explanation,
+            },
+          };
+    found.pair.result = {
+      kind: 'tool_result',
+      callId: found.pair.call.callId,
+      name: found.pair.call.name,
+      output,
+      isError: e.type !== 'tool.call.completed',
+      trust: 'tool_untrusted',
+    };
+    found.pair.resultSequence = e.sequence;
+    found.pair.resultTrust = e.type === 'tool.call.completed' ? e.data.trust : 'internal_tool';
+    found.unit.sources.push(e.sequence);
+    found.unit.countedBy = null;
+    if (e.type === 'tool.call.completed' && found.pair.call.name === PLAN_UPDATE_TOOL) {
+      const state = parseWorkingState((e.data.result as { workingState?: unknown }).workingState);
+      if (state) this.planState = { sequence: e.sequence, state };
+    }
+  }
+
+  private requestStarted(e: StoredEvent<'model.request.started'>): void {
+    // v3 records the epoch it was built in, so a fold restored mid-session numbers epochs alike.
+    const recorded = (e.data.context as { prefixEpoch?: unknown } | null | undefined)?.prefixEpoch;
+    if (typeof recorded === 'number') this.prefixEpoch = recorded;
+    else if (e.data.prefixHash !== this.lastPrefixHash) this.prefixEpoch += 1;
+    this.lastPrefixHash = e.data.prefixHash;
   }
 
   /** The working state in force: the newer of the latest compaction's and the latest plan.update's. */

@@ -23,31 +23,9 @@ export function parseWorkingState(value: unknown): WorkingState | null {
   const constraints = strings(v.constraints);
   const openQuestions = strings(v.openQuestions);
   if (objective === undefined || nextAction === undefined || !constraints || !openQuestions) return null;
-  const tasks: TaskState[] = [];
-  for (const t of Array.isArray(v.tasks) ? v.tasks : v.tasks === undefined ? [] : [null]) {
-    const task = t as { description?: unknown; status?: unknown } | null;
-    if (!task || typeof task.description !== 'string' || !TASK_STATUSES.includes(task.status as TaskState['status']))
-      return null;
-    tasks.push({ description: task.description.slice(0, MAX_TEXT), status: task.status as TaskState['status'] });
-  }
-  const facts: WorkingState['establishedFacts'][number][] = [];
-  for (const f of Array.isArray(v.establishedFacts)
-    ? v.establishedFacts
-    : v.establishedFacts === undefined
-      ? []
-      : [null]) {
-    const fact = f as { statement?: unknown; sourceSequence?: unknown } | string | null;
-    if (typeof fact === 'string') facts.push({ statement: fact.slice(0, MAX_TEXT), sourceSequence: null });
-    else if (fact && typeof fact.statement === 'string')
-      facts.push({
-        statement: fact.statement.slice(0, MAX_TEXT),
-        sourceSequence:
-          typeof fact.sourceSequence === 'number' && Number.isInteger(fact.sourceSequence) && fact.sourceSequence > 0
-            ? fact.sourceSequence
-            : null,
-      });
-    else return null;
-  }
+  const tasks = parseTasks(v.tasks);
+  const facts = parseFacts(v.establishedFacts);
+  if (!tasks || !facts) return null;
   return {
     objective,
     constraints,
@@ -112,3 +90,39 @@ export function renderWorkingState(s: WorkingState): string {
 }
 
 export { EMPTY_WORKING_STATE };
+
+/** A list field's items; an absent field is empty, anything but a list is one bad item. */
+function itemsOf(x: unknown): unknown[] {
+  return Array.isArray(x) ? x : x === undefined ? [] : [null];
+}
+
+/** Tasks with a description and a known status; null when any is malformed. */
+function parseTasks(value: unknown): TaskState[] | null {
+  const tasks: TaskState[] = [];
+  for (const t of itemsOf(value)) {
+    const task = t as { description?: unknown; status?: unknown } | null;
+    if (!task || typeof task.description !== 'string' || !TASK_STATUSES.includes(task.status as TaskState['status']))
+      return null;
+    tasks.push({ description: task.description.slice(0, MAX_TEXT), status: task.status as TaskState['status'] });
+  }
+  return tasks;
+}
+
+/** Facts as plain statements or `{ statement, sourceSequence }`; null when any is malformed. */
+function parseFacts(value: unknown): WorkingState['establishedFacts'][number][] | null {
+  const facts: WorkingState['establishedFacts'][number][] = [];
+  for (const f of itemsOf(value)) {
+    const fact = f as { statement?: unknown; sourceSequence?: unknown } | string | null;
+    if (typeof fact === 'string') facts.push({ statement: fact.slice(0, MAX_TEXT), sourceSequence: null });
+    else if (fact && typeof fact.statement === 'string')
+      facts.push({
+        statement: fact.statement.slice(0, MAX_TEXT),
+        sourceSequence:
+          typeof fact.sourceSequence === 'number' && Number.isInteger(fact.sourceSequence) && fact.sourceSequence > 0
+            ? fact.sourceSequence
+            : null,
+      });
+    else return null;
+  }
+  return facts;
+}

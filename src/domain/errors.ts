@@ -113,3 +113,8 @@ export class ContextOverflow extends AgentError {
 export class ContextBuildError extends AgentError {
   readonly code = 'context_build_failed';
 }
+
+/** The verifier found a credential the replacer missed: the export is aborted and nothing is written. */
+export class TrajectoryVerificationError extends AgentError {
+  readonly code = 'export_verification_failed';
+}

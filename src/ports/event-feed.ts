@@ -27,7 +27,7 @@ export interface FeedSubscription {
 }
 
 /**
- * Live notices of committed events (ARCHITECTURE.md §7). One connection per process fans out to
+ * Live notices of committed events (ADR 0011). One connection per process fans out to
  * every listener. A notice only nudges: the event log stays the source of truth.
  */
 export interface EventFeed {

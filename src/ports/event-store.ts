@@ -51,7 +51,7 @@ export interface GlobalPosition {
 }
 
 /**
- * The append-only, versioned event log (ARCHITECTURE.md §3). `append` allocates the per-session
+ * The append-only, versioned event log (docs/events.md, ADR 0004). `append` allocates the per-session
  * sequence, validates, inserts, applies inline projections and notifies — atomically.
  */
 export interface EventStore {

@@ -43,6 +43,13 @@ export interface Metrics {
   mcpServerUp(server: string, up: boolean): void;
 }
 
+/** Metrics a process also serves for scraping (`GET /metrics`, the worker's metrics port). */
+export interface ExposedMetrics extends Metrics {
+  /** The exposition's media type (Prometheus text format). */
+  readonly contentType: string;
+  render(): Promise<string>;
+}
+
 /** The MCP part of the port: what the MCP supervisors and tools record. */
 export type McpMetrics = Pick<Metrics, 'mcpCall' | 'mcpServerRestarted' | 'mcpServerUp'>;
 

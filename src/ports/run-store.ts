@@ -21,7 +21,7 @@ export interface RunRepository {
 }
 
 /**
- * The run queue (plan §14, ADR-0023 naming): claim with a lease and a fencing epoch, heartbeat that
+ * The run queue (plan §14, ADR 0006): claim with a lease and a fencing epoch, heartbeat that
  * reports fencing, and the reaper's view of expired leases.
  */
 export interface RunQueue {

@@ -78,3 +78,43 @@ export interface TrajectoryExportJob {
   readonly createdAt: string;
   readonly finishedAt: string | null;
 }
+
+/** One export pass: the summary, and the consent version each exported principal was exported under. */
+export interface ExportRun {
+  readonly summary: ExportSummary;
+  /** The consent version each exported principal was exported under (re-checked before storing). */
+  readonly consentVersions: ReadonlyMap<string, number>;
+}
+
+/** Exports matching terminal runs as JSON lines (docs/trajectories.md). */
+export interface TrajectoryExports {
+  /**
+   * Hands every matching run's document to `write` (awaited, for backpressure). Throws
+   * TrajectoryVerificationError when a finished document still holds a credential; the caller then
+   * discards what it wrote.
+   */
+  export(
+    tenantId: string,
+    filters: ExportFilters,
+    write: (line: string) => Promise<void>,
+    onProgress?: (p: ExportProgress) => void,
+  ): Promise<ExportRun>;
+}
+
+/** Export jobs run in the background for the HTTP API, their output stored as an artifact. */
+export interface TrajectoryExportJobs {
+  create(tenantId: string, requestedBy: string, filters: ExportFilters): Promise<TrajectoryExportJob>;
+  get(tenantId: string, id: string): Promise<TrajectoryExportJob>;
+  /** Waits for the jobs in flight (shutdown). */
+  drain(): Promise<void>;
+}
+
+/** A JSON-lines file written to a temporary name and moved into place only when complete. */
+export interface LineFile {
+  readonly target: string;
+  readonly write: (line: string) => Promise<void>;
+  /** Moves the finished file into place; returns its path. */
+  commit(): Promise<string>;
+  /** Removes the temporary file; nothing appears at the target. */
+  discard(): Promise<void>;
+}

@@ -14,7 +14,7 @@ import type { ArtifactContent, ArtifactMetadata, ArtifactPut, ArtifactStore } fr
 import type { Clock, IdFactory } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
 import type { Logger } from '../../ports/logger';
-import type { Database } from '../postgres/database';
+import type { Database } from '../postgres';
 import { artifactDecider } from '../../domain/deciders/artifact';
 import { eventsOrThrow } from '../../domain/deciders/decider';
 

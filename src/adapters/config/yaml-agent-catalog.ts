@@ -6,7 +6,7 @@ import { mcpGrantsOf, type AgentSpec } from '../../domain/agent';
 import { withGrant, type GrantDecision, type McpServerGrant } from '../../domain/mcp-grants';
 import { ConfigurationError } from '../../domain/errors';
 import type { AgentCatalog } from '../../ports/agent-catalog';
-import type { Database } from '../postgres/database';
+import type { Database } from '../postgres';
 
 const limitsSchema = {
   type: 'object',
@@ -99,45 +99,56 @@ export function loadAgentFiles(dir: string, modelPolicyOverride: string | null =
         const e = validate.errors?.[0];
         throw new ConfigurationError(`${file}: ${e?.instancePath || '(root)'} ${e?.message ?? 'is invalid'}`, { file });
       }
-      const a = raw as unknown as AgentYaml;
-      const grants: McpServerGrant[] | null =
-        a.mcp_servers === undefined
-          ? null
-          : Array.isArray(a.mcp_servers)
-            ? a.mcp_servers.map((serverId) => ({ serverId, default: 'allow' as const, tools: {} }))
-            : Object.entries(a.mcp_servers)
-                .map(([serverId, g]) => ({ serverId, default: g.default, tools: g.tools ?? {} }))
-                .sort((x, y) => (x.serverId < y.serverId ? -1 : 1));
-      const mcpServers = grants?.map((g) => g.serverId) ?? [];
-      return {
-        id: a.id,
-        version: a.version,
-        name: a.name,
-        instructions: a.instructions,
-        modelPolicy: modelPolicyOverride ?? a.model_policy,
-        enabledTools: a.enabled_tools,
-        enabledSkills: a.enabled_skills ?? [],
-        mcpServers,
-        ...(grants ? { mcpGrants: grants } : {}),
-        policyProfile: a.policy_profile,
-        limits: {
-          maxSteps: a.limits.max_steps,
-          maxModelCalls: a.limits.max_model_calls,
-          maxToolCalls: a.limits.max_tool_calls,
-          maxInputTokens: a.limits.max_input_tokens ?? null,
-          maxOutputTokens: a.limits.max_output_tokens ?? null,
-          maxCost: a.limits.max_cost ?? null,
-          deadlineSeconds: a.limits.deadline_seconds ?? null,
-        },
-        // The grant is stored in the metadata column (no schema change); toSpec reads it back.
-        metadata:
-          grants === null
-            ? (a.metadata ?? {})
-            : Array.isArray(a.mcp_servers)
-              ? { ...a.metadata, mcp_servers: mcpServers }
-              : { ...a.metadata, mcp_servers: mcpServers, mcp_grants: grants },
-      };
+      return toAgentSpec(raw as unknown as AgentYaml, modelPolicyOverride);
     });
+}
+
+/** `mcp_servers` as grants: a plain list allows every tool; null when the file names none. */
+function yamlGrants(a: AgentYaml): McpServerGrant[] | null {
+  if (a.mcp_servers === undefined) return null;
+  if (Array.isArray(a.mcp_servers))
+    return a.mcp_servers.map((serverId) => ({ serverId, default: 'allow' as const, tools: {} }));
+  return Object.entries(a.mcp_servers)
+    .map(([serverId, g]) => ({ serverId, default: g.default, tools: g.tools ?? {} }))
+    .sort((x, y) => (x.serverId < y.serverId ? -1 : 1));
+}
+
+function limitsOf(l: AgentYaml['limits']): AgentSpec['limits'] {
+  return {
+    maxSteps: l.max_steps,
+    maxModelCalls: l.max_model_calls,
+    maxToolCalls: l.max_tool_calls,
+    maxInputTokens: l.max_input_tokens ?? null,
+    maxOutputTokens: l.max_output_tokens ?? null,
+    maxCost: l.max_cost ?? null,
+    deadlineSeconds: l.deadline_seconds ?? null,
+  };
+}
+
+/** One validated agent file as the spec the catalog stores. */
+function toAgentSpec(a: AgentYaml, modelPolicyOverride: string | null): AgentSpec {
+  const grants = yamlGrants(a);
+  const mcpServers = grants?.map((g) => g.serverId) ?? [];
+  return {
+    id: a.id,
+    version: a.version,
+    name: a.name,
+    instructions: a.instructions,
+    modelPolicy: modelPolicyOverride ?? a.model_policy,
+    enabledTools: a.enabled_tools,
+    enabledSkills: a.enabled_skills ?? [],
+    mcpServers,
+    ...(grants ? { mcpGrants: grants } : {}),
+    policyProfile: a.policy_profile,
+    limits: limitsOf(a.limits),
+    // The grant is stored in the metadata column (no schema change); toSpec reads it back.
+    metadata:
+      grants === null
+        ? (a.metadata ?? {})
+        : Array.isArray(a.mcp_servers)
+          ? { ...a.metadata, mcp_servers: mcpServers }
+          : { ...a.metadata, mcp_servers: mcpServers, mcp_grants: grants },
+  };
 }
 
 /**

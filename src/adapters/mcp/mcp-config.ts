@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Ajv from 'ajv';
+import Ajv, { type ErrorObject } from 'ajv';
 import { parse } from 'yaml';
 import { ConfigurationError } from '../../domain/errors';
 import type { IdempotencyClass, RiskLevel, SideEffectClass } from '../../domain/tools/tool-spec';
@@ -186,6 +186,35 @@ function classification(raw: RawClassification | undefined): McpClassification |
   };
 }
 
+/** One server entry of mcp.yaml as the schema admits it. */
+interface RawServer {
+  id: string;
+  transport: {
+    type: 'stdio' | 'http';
+    command?: string;
+    args?: string[];
+    cwd?: string;
+    env_allowlist?: string[];
+    url?: string;
+    auth?: { env: string; header?: string; scheme?: string };
+  };
+  protocol_version?: string;
+  startup_timeout_seconds?: number;
+  call_timeout_seconds?: number;
+  health_interval_seconds?: number;
+  health_timeout_seconds?: number;
+  max_output_bytes?: number;
+  classification?: RawClassification;
+  tools?: Record<string, RawClassification>;
+}
+
+/** What a server entry is read against: the file (for errors), `${VAR}` values and the config dir. */
+interface ServerContext {
+  readonly source: string;
+  readonly vars: Readonly<Record<string, string>>;
+  readonly configDir: string;
+}
+
 /** Parses and validates an already loaded document; `source` names it in errors. */
 export function parseMcpConfig(
   raw: unknown,
@@ -194,130 +223,113 @@ export function parseMcpConfig(
   configDir = path.dirname(source),
 ): McpConfig {
   const validate = new Ajv({ allErrors: false, strict: false }).compile(fileSchema);
-  if (!validate(raw)) {
-    const e = validate.errors?.[0];
-    const at = e?.instancePath ?? '';
-    const m = /^\/servers\/(\d+)(\/.*)?$/.exec(at);
-    const servers = (raw as { servers?: { id?: unknown }[] } | null)?.servers;
-    const detail =
-      e?.keyword === 'additionalProperties'
-        ? `unknown field '${String((e.params as { additionalProperty?: string }).additionalProperty)}'`
-        : e?.keyword === 'required'
-          ? `missing field '${String((e.params as { missingProperty?: string }).missingProperty)}'`
-          : (e?.message ?? 'is invalid');
-    if (m) {
-      const id = servers?.[Number(m[1])]?.id;
-      const name = typeof id === 'string' ? id : `#${m[1]}`;
-      const field = (m[2] ?? '').replace(/^\//, '').replace(/\//g, '.') || '(server)';
-      throw new ConfigurationError(`${source}: server ${name}: field ${field}: ${detail}`, {
-        server: name,
-        field,
-      });
-    }
-    throw new ConfigurationError(`${source}: ${at || '(root)'} ${detail}`, { file: source });
-  }
-  const doc = raw as {
-    version: number;
-    servers: {
-      id: string;
-      transport: {
-        type: 'stdio' | 'http';
-        command?: string;
-        args?: string[];
-        cwd?: string;
-        env_allowlist?: string[];
-        url?: string;
-        auth?: { env: string; header?: string; scheme?: string };
-      };
-      protocol_version?: string;
-      startup_timeout_seconds?: number;
-      call_timeout_seconds?: number;
-      health_interval_seconds?: number;
-      health_timeout_seconds?: number;
-      max_output_bytes?: number;
-      classification?: RawClassification;
-      tools?: Record<string, RawClassification>;
-    }[];
-  };
+  if (!validate(raw)) throw schemaError(raw, validate.errors?.[0], source);
+  const doc = raw as { version: number; servers: RawServer[] };
   const vars: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined) vars[k] = v;
   vars.config = configDir;
   vars.node = process.execPath;
+  const ctx: ServerContext = { source, vars, configDir };
   const seen = new Set<string>();
   const servers = doc.servers.map((s) => {
-    if (RESERVED_DOMAINS.includes(s.id))
-      throw new ConfigurationError(`${source}: server ${s.id}: field id: collides with a builtin tool domain`, {
-        server: s.id,
-        field: 'id',
-      });
-    if (seen.has(s.id))
-      throw new ConfigurationError(`${source}: server ${s.id}: field id: duplicate server id`, {
-        server: s.id,
-        field: 'id',
-      });
+    assertUsableId(s.id, seen, source);
     seen.add(s.id);
-    const where = (field: string) => `${source}: server ${s.id}: field ${field}`;
-    const tools: Record<string, McpClassification> = {};
-    for (const [name, c] of Object.entries(s.tools ?? {})) tools[name] = classification(c)!;
-    const common = {
-      id: s.id,
-      protocolVersion: s.protocol_version ?? null,
-      startupTimeoutMs: Math.round((s.startup_timeout_seconds ?? 20) * 1000),
-      callTimeoutSeconds: s.call_timeout_seconds ?? 30,
-      healthIntervalMs: Math.round((s.health_interval_seconds ?? 30) * 1000),
-      healthTimeoutMs: Math.round((s.health_timeout_seconds ?? 5) * 1000),
-      maxOutputBytes: s.max_output_bytes ?? 65_536,
-      classification: classification(s.classification),
-      tools,
-    };
-    if (s.transport.type === 'http') {
-      const url = expand(s.transport.url!, vars, where('transport.url'));
-      let parsed: URL;
-      try {
-        parsed = new URL(url);
-      } catch {
-        throw new ConfigurationError(`${where('transport.url')}: not a valid URL`, {
-          server: s.id,
-          field: 'transport.url',
-        });
-      }
-      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-        throw new ConfigurationError(`${where('transport.url')}: must be an http(s) URL`, {
-          server: s.id,
-          field: 'transport.url',
-        });
-      if (parsed.username || parsed.password)
-        throw new ConfigurationError(
-          `${where('transport.url')}: must not embed credentials; use transport.auth with an environment variable`,
-          { server: s.id, field: 'transport.url' },
-        );
-      const a = s.transport.auth;
-      return {
-        ...common,
-        transport: 'http' as const,
-        command: '',
-        args: [],
-        cwd: null,
-        envAllowlist: [],
-        url: parsed.toString(),
-        auth: a ? { env: a.env, header: a.header ?? 'Authorization', scheme: a.scheme ?? 'Bearer' } : null,
-      };
-    }
-    return {
-      ...common,
-      transport: 'stdio' as const,
-      command: expand(s.transport.command!, vars, where('transport.command')),
-      args: (s.transport.args ?? []).map((a, i) => expand(a, vars, where(`transport.args.${i}`))),
-      cwd:
-        s.transport.cwd === undefined
-          ? null
-          : path.resolve(configDir, expand(s.transport.cwd, vars, where('transport.cwd'))),
-      envAllowlist: s.transport.env_allowlist ?? [],
-      url: null,
-      auth: null,
-    };
+    return s.transport.type === 'http' ? httpServer(s, ctx) : stdioServer(s, ctx);
   });
   return { version: doc.version, servers };
+}
+
+/** The first schema error, naming the server (by id, else by position) and field when it is in one. */
+function schemaError(raw: unknown, e: ErrorObject | undefined, source: string): ConfigurationError {
+  const at = e?.instancePath ?? '';
+  const m = /^\/servers\/(\d+)(\/.*)?$/.exec(at);
+  const servers = (raw as { servers?: { id?: unknown }[] } | null)?.servers;
+  const detail =
+    e?.keyword === 'additionalProperties'
+      ? `unknown field '${String((e.params as { additionalProperty?: string }).additionalProperty)}'`
+      : e?.keyword === 'required'
+        ? `missing field '${String((e.params as { missingProperty?: string }).missingProperty)}'`
+        : (e?.message ?? 'is invalid');
+  if (!m) return new ConfigurationError(`${source}: ${at || '(root)'} ${detail}`, { file: source });
+  const id = servers?.[Number(m[1])]?.id;
+  const name = typeof id === 'string' ? id : `#${m[1]}`;
+  const field = (m[2] ?? '').replace(/^\//, '').replace(/\//g, '.') || '(server)';
+  return new ConfigurationError(`${source}: server ${name}: field ${field}: ${detail}`, { server: name, field });
+}
+
+function assertUsableId(id: string, seen: ReadonlySet<string>, source: string): void {
+  if (RESERVED_DOMAINS.includes(id))
+    throw new ConfigurationError(`${source}: server ${id}: field id: collides with a builtin tool domain`, {
+      server: id,
+      field: 'id',
+    });
+  if (seen.has(id))
+    throw new ConfigurationError(`${source}: server ${id}: field id: duplicate server id`, {
+      server: id,
+      field: 'id',
+    });
+}
+
+/** The fields every transport shares, with their defaults. */
+function commonFields(s: RawServer) {
+  const tools: Record<string, McpClassification> = {};
+  for (const [name, c] of Object.entries(s.tools ?? {})) tools[name] = classification(c)!;
+  return {
+    id: s.id,
+    protocolVersion: s.protocol_version ?? null,
+    startupTimeoutMs: Math.round((s.startup_timeout_seconds ?? 20) * 1000),
+    callTimeoutSeconds: s.call_timeout_seconds ?? 30,
+    healthIntervalMs: Math.round((s.health_interval_seconds ?? 30) * 1000),
+    healthTimeoutMs: Math.round((s.health_timeout_seconds ?? 5) * 1000),
+    maxOutputBytes: s.max_output_bytes ?? 65_536,
+    classification: classification(s.classification),
+    tools,
+  };
+}
+
+const where = (s: RawServer, ctx: ServerContext, field: string) => `${ctx.source}: server ${s.id}: field ${field}`;
+
+function httpServer(s: RawServer, ctx: ServerContext): McpServerConfig {
+  const at = where(s, ctx, 'transport.url');
+  const refuse = (why: string) => new ConfigurationError(`${at}: ${why}`, { server: s.id, field: 'transport.url' });
+  const url = expand(s.transport.url!, ctx.vars, at);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw refuse('not a valid URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw refuse('must be an http(s) URL');
+  if (parsed.username || parsed.password)
+    throw refuse('must not embed credentials; use transport.auth with an environment variable');
+  const a = s.transport.auth;
+  return {
+    ...commonFields(s),
+    transport: 'http' as const,
+    command: '',
+    args: [],
+    cwd: null,
+    envAllowlist: [],
+    url: parsed.toString(),
+    auth: a ? { env: a.env, header: a.header ?? 'Authorization', scheme: a.scheme ?? 'Bearer' } : null,
+  };
+}
+
+function stdioServer(s: RawServer, ctx: ServerContext): McpServerConfig {
+  const { vars, configDir } = ctx;
+  return {
+    ...commonFields(s),
+    transport: 'stdio' as const,
+    command: expand(s.transport.command!, vars, where(s, ctx, 'transport.command')),
+    args: (s.transport.args ?? []).map((a, i) => expand(a, vars, where(s, ctx, `transport.args.${i}`))),
+    cwd:
+      s.transport.cwd === undefined
+        ? null
+        : path.resolve(configDir, expand(s.transport.cwd, vars, where(s, ctx, 'transport.cwd'))),
+    envAllowlist: s.transport.env_allowlist ?? [],
+    url: null,
+    auth: null,
+  };
 }
 
 /** Reads `<configDir>/mcp.yaml`; a missing file means no servers. */

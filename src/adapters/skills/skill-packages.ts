@@ -33,6 +33,25 @@ function filesOf(dir: string, sub: string, reasons: string[]): string[] {
   return out.sort();
 }
 
+/** Every reason the front matter's fields are refused (unknown fields, name, version, ...). */
+function frontMatterProblems(f: Record<string, unknown>): string[] {
+  const reasons: string[] = [];
+  for (const k of Object.keys(f)) if (!KNOWN_FIELDS.has(k)) reasons.push(`unknown front matter field '${k}'`);
+  if (typeof f.name !== 'string' || !NAME.test(f.name))
+    reasons.push(
+      `name: required, lower-case letters, digits and '-', starting with a letter (got ${JSON.stringify(f.name)})`,
+    );
+  const version = typeof f.version === 'number' ? String(f.version) : f.version;
+  if (typeof version !== 'string' || !SEMVER.test(version))
+    reasons.push(`version: required, a semantic version like 1.0.0 (got ${JSON.stringify(f.version)})`);
+  if (typeof f.description !== 'string' || f.description.trim() === '' || f.description.length > 1024)
+    reasons.push('description: required, 1 to 1024 characters');
+  const tools = f.required_tools ?? [];
+  if (!Array.isArray(tools) || !tools.every((t) => typeof t === 'string' && TOOL.test(t)))
+    reasons.push('required_tools: a list of tool names like workspace.read_text');
+  return reasons;
+}
+
 /** Validates one package directory: the skill, or every reason it is refused. */
 export function validateSkillPackage(dir: string): { skill: LoadedSkill | null; reasons: string[] } {
   const reasons: string[] = [];
@@ -56,19 +75,9 @@ export function validateSkillPackage(dir: string): { skill: LoadedSkill | null; 
   if (!fm || typeof fm !== 'object' || Array.isArray(fm))
     return { skill: null, reasons: [...reasons, 'front matter must be a mapping'] };
   const f = fm as Record<string, unknown>;
-  for (const k of Object.keys(f)) if (!KNOWN_FIELDS.has(k)) reasons.push(`unknown front matter field '${k}'`);
-  if (typeof f.name !== 'string' || !NAME.test(f.name))
-    reasons.push(
-      `name: required, lower-case letters, digits and '-', starting with a letter (got ${JSON.stringify(f.name)})`,
-    );
+  reasons.push(...frontMatterProblems(f));
   const version = typeof f.version === 'number' ? String(f.version) : f.version;
-  if (typeof version !== 'string' || !SEMVER.test(version))
-    reasons.push(`version: required, a semantic version like 1.0.0 (got ${JSON.stringify(f.version)})`);
-  if (typeof f.description !== 'string' || f.description.trim() === '' || f.description.length > 1024)
-    reasons.push('description: required, 1 to 1024 characters');
   const tools = f.required_tools ?? [];
-  if (!Array.isArray(tools) || !tools.every((t) => typeof t === 'string' && TOOL.test(t)))
-    reasons.push('required_tools: a list of tool names like workspace.read_text');
   const instructions = m[2].trim();
   if (instructions === '') reasons.push('SKILL.md has no instructions after the front matter');
   const references = filesOf(dir, 'references', reasons);

@@ -3,13 +3,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { ValidationError } from '../../domain/errors';
+import type { LineFile } from '../../ports/trajectory';
 
 /**
  * Writes an export atomically: lines go to a temp file beside the target, which is renamed over it
  * only when the whole export succeeded. On any error (verifier abort, database error, interrupt) the
  * temp file is removed, so a failed export never leaves a partial file.
  */
-export class AtomicLineFile {
+export class AtomicLineFile implements LineFile {
   private readonly stream: fs.WriteStream;
   private failed: Error | undefined;
 

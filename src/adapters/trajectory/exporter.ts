@@ -6,10 +6,8 @@ import {
   finalizeTrajectory,
   type TrajectoryDocument,
 } from '../../domain/trajectory/document';
-import type { ExportFilters, ExportProgress, ExportSummary } from '../../ports/trajectory';
-import type { Database } from '../postgres/database';
-import { decodeEvent, EVENT_COLUMNS, type EventRow } from '../postgres/event-codec';
-import { UUID_PATTERN } from '../postgres/keyset-cursor';
+import type { ExportFilters, ExportProgress, ExportRun, TrajectoryExports } from '../../ports/trajectory';
+import { decodeEvent, EVENT_COLUMNS, UUID_PATTERN, type Database, type EventRow } from '../postgres';
 import { replaceSecrets, TrajectoryVerificationError, verifyDocument } from './redaction';
 
 /** Runs read per page: their terminal events in one query, then all their events in a second. */
@@ -63,18 +61,12 @@ export interface ExporterDeps {
   readonly systemPrompt: (agentId: string, version: number) => Promise<string | null>;
 }
 
-export interface ExportRun {
-  readonly summary: ExportSummary;
-  /** The consent version each exported principal was exported under (re-checked before storing). */
-  readonly consentVersions: ReadonlyMap<string, number>;
-}
-
 /**
  * Streams a tenant's finished runs as trajectory documents (plan §31). Runs are selected by their
  * terminal event in global log order `(transaction_id, id)` behind the safe horizon, so a cursor never
  * skips a late commit; each page's events are read in one query, so memory stays bounded by the page.
  */
-export class TrajectoryExporter {
+export class TrajectoryExporter implements TrajectoryExports {
   private readonly prompts = new Map<string, Promise<string | null>>();
 
   constructor(private readonly deps: ExporterDeps) {}
@@ -146,32 +138,7 @@ export class TrajectoryExporter {
     const limit = f.limit ?? Number.POSITIVE_INFINITY;
 
     // One page of lookahead: the next page is read while this one is built, redacted and written.
-    const fetchPage = async (from: Position) => {
-      const page = await this.deps.db.query<{ run_id: string; tx: string; id: string }>(
-        `SELECT run_id, transaction_id::text AS tx, id FROM events
-          WHERE tenant_id = $1
-            AND event_type = ANY($2::text[])
-            AND (transaction_id, id) > ($3::xid8, $4::bigint)
-            AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-            AND ($5::uuid IS NULL OR session_id = $5::uuid)
-            AND ($6::uuid IS NULL OR run_id = $6::uuid)
-            AND ($7::timestamptz IS NULL OR created_at >= $7::timestamptz)
-          ORDER BY transaction_id, id
-          LIMIT $8`,
-        [
-          tenantId,
-          TERMINAL_TYPES[f.status],
-          from.tx,
-          from.id,
-          f.sessionId ?? null,
-          f.runId ?? null,
-          f.since ?? null,
-          PAGE_SIZE,
-        ],
-      );
-      if (page.rows.length === 0) return null;
-      return { rows: page.rows, byRun: await this.eventsOf(page.rows.map((r) => r.run_id)) };
-    };
+    const fetchPage = (from: Position) => this.terminalPage(tenantId, f, from);
     let pending: Promise<Awaited<ReturnType<typeof fetchPage>>> = fetchPage(after);
     try {
       pages: for (;;) {
@@ -227,6 +194,34 @@ export class TrajectoryExporter {
       },
       consentVersions,
     };
+  }
+
+  /** The next page of matching terminal events after `from`, with every event of their runs. */
+  private async terminalPage(tenantId: string, f: ExportFilters, from: Position) {
+    const page = await this.deps.db.query<{ run_id: string; tx: string; id: string }>(
+      `SELECT run_id, transaction_id::text AS tx, id FROM events
+        WHERE tenant_id = $1
+          AND event_type = ANY($2::text[])
+          AND (transaction_id, id) > ($3::xid8, $4::bigint)
+          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+          AND ($5::uuid IS NULL OR session_id = $5::uuid)
+          AND ($6::uuid IS NULL OR run_id = $6::uuid)
+          AND ($7::timestamptz IS NULL OR created_at >= $7::timestamptz)
+        ORDER BY transaction_id, id
+        LIMIT $8`,
+      [
+        tenantId,
+        TERMINAL_TYPES[f.status],
+        from.tx,
+        from.id,
+        f.sessionId ?? null,
+        f.runId ?? null,
+        f.since ?? null,
+        PAGE_SIZE,
+      ],
+    );
+    if (page.rows.length === 0) return null;
+    return { rows: page.rows, byRun: await this.eventsOf(page.rows.map((r) => r.run_id)) };
   }
 
   private async documentFor(

@@ -2,8 +2,7 @@ import { ValidationError } from '../../domain/errors';
 import type { ArtifactStore } from '../../ports/artifact-store';
 import type { Clock } from '../../ports/clock';
 import type { ConsentChange, ConsentRecord, ConsentRegistry, ConsentStatus } from '../../ports/trajectory';
-import type { Database, Queryable } from '../postgres/database';
-import { isoOrNull } from '../postgres/keyset-cursor';
+import { isoOrNull, type Database, type Queryable } from '../postgres';
 
 const PRINCIPAL = /^[A-Za-z0-9._:@-]{1,200}$/;
 

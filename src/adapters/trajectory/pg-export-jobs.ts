@@ -3,9 +3,8 @@ import { AgentError, NotFoundError, ValidationError } from '../../domain/errors'
 import type { ArtifactStore } from '../../ports/artifact-store';
 import type { Clock, IdFactory } from '../../ports/clock';
 import type { Logger } from '../../ports/logger';
-import type { ExportFilters, ExportSummary, TrajectoryExportJob } from '../../ports/trajectory';
-import type { Database } from '../postgres/database';
-import { isoOf, isoOrNull, UUID_PATTERN } from '../postgres/keyset-cursor';
+import type { ExportFilters, ExportSummary, TrajectoryExportJob, TrajectoryExportJobs } from '../../ports/trajectory';
+import { isoOf, isoOrNull, UUID_PATTERN, type Database } from '../postgres';
 import { AtomicLineFile } from './export-file';
 import type { TrajectoryExporter } from './exporter';
 
@@ -38,7 +37,7 @@ interface JobRow {
  * (crash, SIGKILL) keeps `running` in its row; once its heartbeat is a minute old, reading the job
  * reports it failed with `interrupted` (and records that), so a client polling it gets an answer.
  */
-export class PgExportJobs {
+export class PgExportJobs implements TrajectoryExportJobs {
   private readonly running = new Set<Promise<void>>();
   /** Ids of the jobs this process is running (their heartbeats). */
   private readonly active = new Set<string>();

@@ -1,7 +1,7 @@
-import { AgentError } from '../../domain/errors';
+import { TrajectoryVerificationError } from '../../domain/errors';
 import { SECRET_PATTERNS } from '../../domain/events/secret-scan';
 import type { DraftMessage, TrajectoryDocument } from '../../domain/trajectory/document';
-import { REDACTED_KEYS } from '../logging/pino-logger';
+import { REDACTED_KEYS } from '../logging';
 
 /**
  * Layers 2 and 3 of trajectory redaction (plan §31, ADR 0016). Layer 1, structural exclusion, is
@@ -152,7 +152,4 @@ export function verifyDocument(doc: TrajectoryDocument): VerificationFinding | u
   return walk(doc.messages, 'messages') ?? walk(doc.outcome, 'outcome');
 }
 
-/** The verifier found a credential the replacer missed: the export is aborted and nothing is written. */
-export class TrajectoryVerificationError extends AgentError {
-  readonly code = 'export_verification_failed';
-}
+export { TrajectoryVerificationError };

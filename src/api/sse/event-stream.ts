@@ -77,7 +77,7 @@ export interface StreamOptions {
 }
 
 /**
- * One SSE client (ARCHITECTURE.md §7). Order of operations on connect: attach to the hub (the
+ * One SSE client (ADR 0011). Order of operations on connect: attach to the hub (the
  * LISTEN is active), replay from the database after Last-Event-ID, then forward live batches.
  * Everything is de-duplicated by session sequence: `lastSent` only grows, a batch that starts past
  * `lastSent + 1` (a gap) or a resynchronize makes the client re-read the log, and batches that

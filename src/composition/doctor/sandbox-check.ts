@@ -3,7 +3,7 @@ import { loadSandboxSettings } from '../../config/sandbox-settings';
 import type { Settings } from '../../config/settings';
 import type { ExecutionEnvironment } from '../../ports/execution-environment';
 import { sandboxStatus } from '../prerequisites';
-import { createServiceAdapter } from '../sandbox-service';
+import { createServiceAdapter } from '../service-adapter';
 import { fail, messageOf, pass, type CheckResult } from './check';
 
 const PROBE_LIMITS = {

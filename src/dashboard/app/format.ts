@@ -42,8 +42,20 @@ export type ToolNames = Map<string, string>;
 
 export function describe(e: WireEvent, tools: ToolNames): Line {
   const p = e.payload ?? {};
-  const tool = (id: unknown) => tools.get(String(id)) ?? 'tool';
-  switch (e.type) {
+  return (
+    describeConversation(e.type, p) ??
+    describeRun(e.type, p) ??
+    describeModel(e.type, p) ??
+    describeTool(e.type, p, tools) ??
+    describeApprovalOrArtifact(e.type, p) ?? { kind: 'run', title: e.type, text: short(p) }
+  );
+}
+
+type Payload = WireEvent['payload'];
+
+/** Session lifecycle and the messages of the conversation. */
+function describeConversation(type: string, p: Payload): Line | null {
+  switch (type) {
     case 'session.created':
       return { kind: 'session', title: 'session created', text: `agent ${p.agent_id} v${p.agent_version}` };
     case 'session.deleted':
@@ -54,6 +66,16 @@ export function describe(e: WireEvent, tools: ToolNames): Line {
         title: 'user message',
         text: short(((p.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join(' ')),
       };
+    case 'assistant.message.completed':
+      return { kind: 'message', title: 'assistant message', text: short(p.text) };
+    default:
+      return null;
+  }
+}
+
+/** Run lifecycle events. */
+function describeRun(type: string, p: Payload): Line | null {
+  switch (type) {
     case 'run.queued':
       return { kind: 'run', title: 'queued', text: `model policy ${p.model_policy}` };
     case 'run.claimed':
@@ -78,6 +100,14 @@ export function describe(e: WireEvent, tools: ToolNames): Line {
       return { kind: 'fail', title: 'failed', text: `${p.reason}: ${p.message}` };
     case 'run.cancelled':
       return { kind: 'fail', title: 'cancelled', text: p.reason ?? '' };
+    default:
+      return null;
+  }
+}
+
+/** Model calls and context compaction. */
+function describeModel(type: string, p: Payload): Line | null {
+  switch (type) {
     case 'model.request.started':
       return {
         kind: 'model',
@@ -106,8 +136,15 @@ export function describe(e: WireEvent, tools: ToolNames): Line {
         title: 'model call failed',
         text: `${p.error_code}: ${p.message}${p.retryable ? ' (will retry)' : ''}`,
       };
-    case 'assistant.message.completed':
-      return { kind: 'message', title: 'assistant message', text: short(p.text) };
+    default:
+      return null;
+  }
+}
+
+/** Tool call lifecycle; a proposal records the tool's name for the events that follow it. */
+function describeTool(type: string, p: Payload, tools: ToolNames): Line | null {
+  const tool = (id: unknown) => tools.get(String(id)) ?? 'tool';
+  switch (type) {
     case 'tool.call.proposed':
       tools.set(String(p.invocation_id), String(p.tool_name));
       return {
@@ -141,6 +178,14 @@ export function describe(e: WireEvent, tools: ToolNames): Line {
       return { kind: 'fail', title: tool(p.invocation_id), text: `failed ${p.error_code}: ${p.message}` };
     case 'tool.call.uncertain':
       return { kind: 'fail', title: tool(p.invocation_id), text: `uncertain: ${p.reason}` };
+    default:
+      return null;
+  }
+}
+
+/** Approvals and artifacts. */
+function describeApprovalOrArtifact(type: string, p: Payload): Line | null {
+  switch (type) {
     case 'approval.requested':
       return {
         kind: 'approval',
@@ -157,7 +202,7 @@ export function describe(e: WireEvent, tools: ToolNames): Line {
     case 'artifact.created':
       return { kind: 'tool', title: 'artifact', text: `${p.name} (${p.media_type}, ${p.size_bytes} bytes)` };
     default:
-      return { kind: 'run', title: e.type, text: short(p) };
+      return null;
   }
 }
 

@@ -31,19 +31,8 @@ export function openStream(url: string, h: StreamHandlers, opts: { after?: numbe
   };
 
   const dispatch = (block: string) => {
-    let id: string | undefined;
-    let event = 'message';
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line === '' || line.startsWith(':')) continue;
-      const at = line.indexOf(':');
-      const k = at < 0 ? line : line.slice(0, at);
-      const v = at < 0 ? '' : line.slice(at + 1).replace(/^ /, '');
-      if (k === 'id') id = v;
-      else if (k === 'event') event = v;
-      else if (k === 'data') data.push(v);
-      else if (k === 'retry' && /^\d+$/.test(v)) retryMs = Number(v);
-    }
+    const { id, event, data, retry } = parseBlock(block);
+    if (retry !== undefined) retryMs = retry;
     if (!data.length) return;
     let parsed: unknown;
     try {
@@ -74,13 +63,7 @@ export function openStream(url: string, h: StreamHandlers, opts: { after?: numbe
         cache: 'no-store',
       });
       if (!r.ok) {
-        let body: unknown = null;
-        try {
-          body = await r.json();
-        } catch {
-          body = null;
-        }
-        const err = describeError(body as never, r.status);
+        const err = describeError((await jsonOrNull(r)) as never, r.status);
         if (r.status >= 400 && r.status < 500 && r.status !== 429) {
           setState('failed', err.message);
           closed = true;
@@ -90,20 +73,7 @@ export function openStream(url: string, h: StreamHandlers, opts: { after?: numbe
       }
       failures = 0;
       setState('live');
-      const reader = r.body!.getReader();
-      const decoder = new TextDecoder();
-      let buf = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buf += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          dispatch(block);
-        }
-      }
+      await forEachBlock(r.body!, dispatch);
       ended = true;
     } catch (e) {
       if (closed) return;
@@ -143,4 +113,49 @@ export function openStream(url: string, h: StreamHandlers, opts: { after?: numbe
       return last;
     },
   };
+}
+
+/** One event block's fields; the last `id`/`event`/`retry` line wins, `data` lines accumulate. */
+function parseBlock(block: string): { id?: string; event: string; data: string[]; retry?: number } {
+  let id: string | undefined;
+  let event = 'message';
+  let retry: number | undefined;
+  const data: string[] = [];
+  for (const line of block.split('\n')) {
+    if (line === '' || line.startsWith(':')) continue;
+    const at = line.indexOf(':');
+    const k = at < 0 ? line : line.slice(0, at);
+    const v = at < 0 ? '' : line.slice(at + 1).replace(/^ /, '');
+    if (k === 'id') id = v;
+    else if (k === 'event') event = v;
+    else if (k === 'data') data.push(v);
+    else if (k === 'retry' && /^\d+$/.test(v)) retry = Number(v);
+  }
+  return { id, event, data, retry };
+}
+
+async function jsonOrNull(r: Response): Promise<unknown> {
+  try {
+    return (await r.json()) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+/** Hands each blank-line-separated block of the stream to `onBlock`, in order, until the stream ends. */
+async function forEachBlock(body: ReadableStream<Uint8Array>, onBlock: (block: string) => void): Promise<void> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+    let i: number;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      onBlock(block);
+    }
+  }
 }

@@ -19,7 +19,7 @@ export interface ContextCheckpointRef {
 }
 
 /**
- * What a checkpoint stores (ARCHITECTURE.md §6): references into the event log plus what events
+ * What a checkpoint stores (ADR 0007): references into the event log plus what events
  * cannot hold. Its size does not grow with the run: the conversation itself stays in the log.
  */
 export interface CheckpointState {

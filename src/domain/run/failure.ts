@@ -1,5 +1,5 @@
 /**
- * Why a terminal FAILED run failed (plan §13, runtime-loop): an operator can tell a provider outage
+ * Why a terminal FAILED run failed (plan §13): an operator can tell a provider outage
  * from an exhausted budget from a policy denial without reading logs.
  */
 export const FAILURE_REASONS = [

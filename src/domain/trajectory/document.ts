@@ -134,154 +134,13 @@ export interface DraftToolCall {
 export function buildTrajectory(events: readonly StoredEvent[], ctx: BuildContext): DraftTrajectory | null {
   const first = events[0];
   if (!first) return null;
-  const messages: DraftMessage[] = [];
-  const excluded = new Set<string>();
-  if (ctx.systemPrompt !== null) messages.push({ role: 'system', content: ctx.systemPrompt });
-  const callsByKey = new Map<string, DraftToolCall>();
-  const toolByInvocation = new Map<string, { callId: string; name: string }>();
-  const resultByInvocation = new Map<string, DraftMessage & { role: 'tool' }>();
-  const startedCalls = new Map<string, { provider: string; model: string }>();
-  const modelCalls: TrajectoryModelCall[] = [];
-  let queued: EventPayloads['run.queued'] | null = null;
-  let consent: RunConsentStamp | null = null;
-  let terminal: StoredEvent | null = null;
-  let total = { uncached: 0, cached: 0, write: 0, output: 0, reasoning: 0, cost: new Decimal(0) };
-
-  for (const e of events) {
-    switch (e.type) {
-      case 'run.queued':
-        queued = e.data;
-        break;
-      case 'run.consent_stamped':
-        consent ??= e.data;
-        break;
-      case 'user.message.created': {
-        const text = e.data.content
-          .filter((p): p is { type: 'text'; text: string } => p.type === 'text')
-          .map((p) => p.text)
-          .join('');
-        if (e.data.content.some((p) => p.type !== 'text')) excluded.add('artifact_content');
-        messages.push({ role: 'user', content: text });
-        break;
-      }
-      case 'model.request.started':
-        startedCalls.set(e.data.modelCallId, { provider: e.data.provider, model: e.data.model });
-        break;
-      case 'model.response.completed': {
-        const who = startedCalls.get(e.data.modelCallId) ?? { provider: 'unknown', model: 'unknown' };
-        const u = e.data.usage;
-        total = {
-          uncached: total.uncached + u.uncachedInputTokens,
-          cached: total.cached + u.cachedInputTokens,
-          write: total.write + u.cacheWriteTokens,
-          output: total.output + u.outputTokens,
-          reasoning: total.reasoning + u.reasoningTokens,
-          cost: total.cost.plus(e.data.cost),
-        };
-        modelCalls.push({
-          step: e.data.step,
-          attempt: e.data.attempt,
-          provider: who.provider,
-          model: who.model,
-          status: 'completed',
-          stop_reason: e.data.stopReason,
-          error_code: null,
-          usage: usageOf(u, e.data.cost),
-          cost_source: e.data.costSource,
-          latency_ms: e.data.latencyMs,
-        });
-        if (u.reasoningTokens > 0) excluded.add('reasoning');
-        if (e.data.toolCalls.length > 0) {
-          const calls = e.data.toolCalls.map((c) => {
-            const call: DraftToolCall = { id: c.callId, name: c.name, arguments: {} };
-            callsByKey.set(`${e.data.step}\u0000${c.callId}`, call);
-            return call;
-          });
-          // The text of a tool-using turn is not persisted (only its length), so it is not exported.
-          messages.push({ role: 'assistant', content: null, tool_calls: calls });
-        }
-        break;
-      }
-      case 'model.request.failed': {
-        const who = startedCalls.get(e.data.modelCallId) ?? { provider: 'unknown', model: 'unknown' };
-        modelCalls.push({
-          step: e.data.step,
-          attempt: e.data.attempt,
-          provider: who.provider,
-          model: who.model,
-          status: 'failed',
-          stop_reason: null,
-          error_code: e.data.errorCode,
-          usage: null,
-          cost_source: null,
-          latency_ms: e.data.latencyMs,
-        });
-        break;
-      }
-      case 'tool.call.proposed': {
-        const call = callsByKey.get(`${e.data.step}\u0000${e.data.callId}`);
-        if (call) call.arguments = e.data.arguments;
-        toolByInvocation.set(e.data.invocationId, { callId: e.data.callId, name: e.data.toolName });
-        break;
-      }
-      case 'tool.call.completed':
-      case 'tool.call.failed':
-      case 'tool.call.denied': {
-        const call = toolByInvocation.get(e.data.invocationId);
-        if (!call) break;
-        const content =
-          e.type === 'tool.call.completed'
-            ? e.data.result
-            : e.type === 'tool.call.failed'
-              ? { error: { code: e.data.errorCode, message: e.data.message } }
-              : { error: { code: e.data.reasonCode, message: e.data.explanation } };
-        const prior = resultByInvocation.get(e.data.invocationId);
-        if (prior) {
-          prior.content = content;
-          prior.is_error = e.type !== 'tool.call.completed';
-        } else {
-          const msg = {
-            role: 'tool' as const,
-            tool_call_id: call.callId,
-            name: call.name,
-            content,
-            is_error: e.type !== 'tool.call.completed',
-          };
-          resultByInvocation.set(e.data.invocationId, msg);
-          messages.push(msg);
-        }
-        break;
-      }
-      case 'assistant.message.completed':
-        messages.push({ role: 'assistant', content: e.data.text });
-        break;
-      default:
-        if (RUN_ENDING_EVENTS.has(e.type)) terminal = e;
-        break;
-    }
-  }
+  const fold = new TrajectoryFold(ctx.systemPrompt);
+  for (const e of events) fold.apply(e);
+  const { terminal, queued } = fold;
   if (!terminal || !queued) return null;
-  const outcome =
-    terminal.type === 'run.completed'
-      ? { label: 'succeeded' as const, status: 'completed' as const, reason: null, message: null, error_code: null }
-      : terminal.type === 'run.failed'
-        ? {
-            label: 'failed' as const,
-            status: 'failed' as const,
-            reason: terminal.data.reason,
-            message: terminal.data.message,
-            error_code: terminal.data.errorCode,
-          }
-        : terminal.type === 'run.cancelled'
-          ? {
-              label: 'failed' as const,
-              status: 'cancelled' as const,
-              reason: 'cancelled',
-              message: terminal.data.reason,
-              error_code: null,
-            }
-          : null;
+  const outcome = outcomeOf(terminal);
   if (!outcome) return null;
+  const { modelCalls, total } = fold;
   const models = [
     ...new Set(modelCalls.filter((c) => c.status === 'completed').map((c) => `${c.provider}:${c.model}`)),
   ];
@@ -310,10 +169,190 @@ export function buildTrajectory(events: readonly StoredEvent[], ctx: BuildContex
         cost: total.cost.toString(),
       },
     },
-    messages,
-    consent,
-    excluded: [...excluded].sort(),
+    messages: fold.messages,
+    consent: fold.consent,
+    excluded: [...fold.excluded].sort(),
   };
+}
+
+type ToolOutcomeEvent = StoredEvent<'tool.call.completed' | 'tool.call.failed' | 'tool.call.denied'>;
+
+/** The run's events folded, oldest first, into messages, model calls, usage and the facts the document needs. */
+class TrajectoryFold {
+  readonly messages: DraftMessage[] = [];
+  readonly excluded = new Set<string>();
+  readonly modelCalls: TrajectoryModelCall[] = [];
+  queued: EventPayloads['run.queued'] | null = null;
+  consent: RunConsentStamp | null = null;
+  terminal: StoredEvent | null = null;
+  total = { uncached: 0, cached: 0, write: 0, output: 0, reasoning: 0, cost: new Decimal(0) };
+  private readonly callsByKey = new Map<string, DraftToolCall>();
+  private readonly toolByInvocation = new Map<string, { callId: string; name: string }>();
+  private readonly resultByInvocation = new Map<string, DraftMessage & { role: 'tool' }>();
+  private readonly startedCalls = new Map<string, { provider: string; model: string }>();
+
+  constructor(systemPrompt: string | null) {
+    if (systemPrompt !== null) this.messages.push({ role: 'system', content: systemPrompt });
+  }
+
+  apply(e: StoredEvent): void {
+    switch (e.type) {
+      case 'run.queued':
+        this.queued = e.data;
+        break;
+      case 'run.consent_stamped':
+        this.consent ??= e.data;
+        break;
+      case 'user.message.created':
+        this.userMessage(e);
+        break;
+      case 'model.request.started':
+        this.startedCalls.set(e.data.modelCallId, { provider: e.data.provider, model: e.data.model });
+        break;
+      case 'model.response.completed':
+        this.modelAnswered(e);
+        break;
+      case 'model.request.failed':
+        this.modelFailed(e);
+        break;
+      case 'tool.call.proposed': {
+        const call = this.callsByKey.get(`${e.data.step}\u0000${e.data.callId}`);
+        if (call) call.arguments = e.data.arguments;
+        this.toolByInvocation.set(e.data.invocationId, { callId: e.data.callId, name: e.data.toolName });
+        break;
+      }
+      case 'tool.call.completed':
+      case 'tool.call.failed':
+      case 'tool.call.denied':
+        this.toolOutcome(e);
+        break;
+      case 'assistant.message.completed':
+        this.messages.push({ role: 'assistant', content: e.data.text });
+        break;
+      default:
+        if (RUN_ENDING_EVENTS.has(e.type)) this.terminal = e;
+        break;
+    }
+  }
+
+  /** Only the text parts are exported; an attachment is noted as excluded, never inlined. */
+  private userMessage(e: StoredEvent<'user.message.created'>): void {
+    const text = e.data.content
+      .filter((p): p is { type: 'text'; text: string } => p.type === 'text')
+      .map((p) => p.text)
+      .join('');
+    if (e.data.content.some((p) => p.type !== 'text')) this.excluded.add('artifact_content');
+    this.messages.push({ role: 'user', content: text });
+  }
+
+  private who(modelCallId: string): { provider: string; model: string } {
+    return this.startedCalls.get(modelCallId) ?? { provider: 'unknown', model: 'unknown' };
+  }
+
+  private modelAnswered(e: StoredEvent<'model.response.completed'>): void {
+    const who = this.who(e.data.modelCallId);
+    const u = e.data.usage;
+    const total = this.total;
+    this.total = {
+      uncached: total.uncached + u.uncachedInputTokens,
+      cached: total.cached + u.cachedInputTokens,
+      write: total.write + u.cacheWriteTokens,
+      output: total.output + u.outputTokens,
+      reasoning: total.reasoning + u.reasoningTokens,
+      cost: total.cost.plus(e.data.cost),
+    };
+    this.modelCalls.push({
+      step: e.data.step,
+      attempt: e.data.attempt,
+      provider: who.provider,
+      model: who.model,
+      status: 'completed',
+      stop_reason: e.data.stopReason,
+      error_code: null,
+      usage: usageOf(u, e.data.cost),
+      cost_source: e.data.costSource,
+      latency_ms: e.data.latencyMs,
+    });
+    if (u.reasoningTokens > 0) this.excluded.add('reasoning');
+    if (e.data.toolCalls.length > 0) {
+      const calls = e.data.toolCalls.map((c) => {
+        const call: DraftToolCall = { id: c.callId, name: c.name, arguments: {} };
+        this.callsByKey.set(`${e.data.step}\u0000${c.callId}`, call);
+        return call;
+      });
+      // The text of a tool-using turn is not persisted (only its length), so it is not exported.
+      this.messages.push({ role: 'assistant', content: null, tool_calls: calls });
+    }
+  }
+
+  private modelFailed(e: StoredEvent<'model.request.failed'>): void {
+    const who = this.who(e.data.modelCallId);
+    this.modelCalls.push({
+      step: e.data.step,
+      attempt: e.data.attempt,
+      provider: who.provider,
+      model: who.model,
+      status: 'failed',
+      stop_reason: null,
+      error_code: e.data.errorCode,
+      usage: null,
+      cost_source: null,
+      latency_ms: e.data.latencyMs,
+    });
+  }
+
+  /** A call's outcome is its tool message; a later outcome of the same invocation replaces the content. */
+  private toolOutcome(e: ToolOutcomeEvent): void {
+    const call = this.toolByInvocation.get(e.data.invocationId);
+    if (!call) return;
+    const content =
+      e.type === 'tool.call.completed'
+        ? e.data.result
+        : e.type === 'tool.call.failed'
+          ? { error: { code: e.data.errorCode, message: e.data.message } }
+          : { error: { code: e.data.reasonCode, message: e.data.explanation } };
+    const prior = this.resultByInvocation.get(e.data.invocationId);
+    if (prior) {
+      prior.content = content;
+      prior.is_error = e.type !== 'tool.call.completed';
+      return;
+    }
+    const msg = {
+      role: 'tool' as const,
+      tool_call_id: call.callId,
+      name: call.name,
+      content,
+      is_error: e.type !== 'tool.call.completed',
+    };
+    this.resultByInvocation.set(e.data.invocationId, msg);
+    this.messages.push(msg);
+  }
+}
+
+/** How the run ended, from its terminal event; null for an event that does not end a run. */
+function outcomeOf(terminal: StoredEvent): TrajectoryDocument['outcome'] | null {
+  switch (terminal.type) {
+    case 'run.completed':
+      return { label: 'succeeded', status: 'completed', reason: null, message: null, error_code: null };
+    case 'run.failed':
+      return {
+        label: 'failed',
+        status: 'failed',
+        reason: terminal.data.reason,
+        message: terminal.data.message,
+        error_code: terminal.data.errorCode,
+      };
+    case 'run.cancelled':
+      return {
+        label: 'failed',
+        status: 'cancelled',
+        reason: 'cancelled',
+        message: terminal.data.reason,
+        error_code: null,
+      };
+    default:
+      return null;
+  }
 }
 
 /** The wire document: arguments and tool results serialised as JSON strings (the messages shape). */

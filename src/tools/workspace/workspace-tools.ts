@@ -154,128 +154,149 @@ export function createWorkspaceTools(opts: WorkspaceToolOptions): ExtendedTool[]
     spec: READ_SPEC,
     trust: 'workspace_provenance',
     normalize: (args) => normalizePathArgument(args),
-    async execute(args, ctx) {
-      try {
-        const ws = await workspaceOf(opts, ctx);
-        const real = await resolveExisting(ws, String(args.path));
-        if (real === null)
-          return {
-            ok: false,
-            errorCode: 'file_not_found',
-            message: `no file ${String(args.path)} in the workspace`,
-            retryable: false,
-          };
-        // O_NOFOLLOW: the checked real path is opened without following a link swapped in since.
-        const handle = await fs.promises.open(real, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-        try {
-          const st = await handle.stat();
-          if (!st.isFile())
-            return {
-              ok: false,
-              errorCode: 'not_a_file',
-              message: `${String(args.path)} is not a regular file`,
-              retryable: false,
-            };
-          const size = Math.min(st.size, MAX_READ_BYTES);
-          const buf = Buffer.alloc(size);
-          await handle.read(buf, 0, size, 0);
-          const whole = st.size <= MAX_READ_BYTES ? buf : await fs.promises.readFile(real);
-          return {
-            ok: true,
-            output: {
-              path: String(args.path),
-              content: buf.toString('utf8'),
-              size_bytes: st.size,
-              sha256: createHash('sha256').update(whole).digest('hex'),
-              truncated: st.size > MAX_READ_BYTES,
-            },
-          };
-        } finally {
-          await handle.close();
-        }
-      } catch (e) {
-        return failure(e);
-      }
-    },
+    execute: (args, ctx) => readFile(opts, args, ctx),
   };
   const write: ExtendedTool = {
     spec: WRITE_SPEC,
     trust: 'internal_tool',
     normalize: (args) => normalizePathArgument(args),
-    async execute(args, ctx) {
-      try {
-        const ws = await workspaceOf(opts, ctx);
-        const target = await resolveForWrite(ws, String(args.path));
-        const content = Buffer.from(String(args.content), 'utf8');
-        const handle = await fs.promises.open(
-          target,
-          fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW,
-          0o600,
-        );
-        try {
-          await handle.writeFile(content);
-        } finally {
-          await handle.close();
-        }
-        return {
-          ok: true,
-          output: {
-            path: String(args.path),
-            size_bytes: content.length,
-            sha256: createHash('sha256').update(content).digest('hex'),
-          },
-        };
-      } catch (e) {
-        return failure(e);
-      }
-    },
+    execute: (args, ctx) => writeFile(opts, args, ctx),
   };
   const list: ExtendedTool = {
     spec: LIST_SPEC,
     // File names come from wherever the files came from.
     trust: 'external_untrusted',
     normalize: (args) => normalizePathArgument(args, true),
-    async execute(args, ctx) {
-      try {
-        const ws = await workspaceOf(opts, ctx);
-        const limit = typeof args.limit === 'number' ? Math.min(args.limit, MAX_LIST_ENTRIES) : MAX_LIST_ENTRIES;
-        const start = typeof args.path === 'string' && args.path !== '' ? await resolveExisting(ws, args.path) : ws;
-        if (start === null)
-          return {
-            ok: false,
-            errorCode: 'file_not_found',
-            message: `no directory ${String(args.path)} in the workspace`,
-            retryable: false,
-          };
-        const files: { path: string; size_bytes: number }[] = [];
-        let truncated = false;
-        const walk = async (dir: string, depth: number): Promise<void> => {
-          if (depth > MAX_LIST_DEPTH || truncated) return;
-          const entries = (await fs.promises.readdir(dir, { withFileTypes: true })).sort((a, b) =>
-            a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
-          );
-          for (const entry of entries) {
-            if (files.length >= limit) {
-              truncated = true;
-              return;
-            }
-            const full = path.join(dir, entry.name);
-            // Symlinks are never followed: a listing cannot be used to look outside.
-            if (entry.isDirectory()) await walk(full, depth + 1);
-            else if (entry.isFile())
-              files.push({
-                path: path.relative(ws, full).split(path.sep).join('/'),
-                size_bytes: (await fs.promises.lstat(full)).size,
-              });
-            if (truncated) return;
-          }
-        };
-        await walk(start, 0);
-        return { ok: true, output: { files, truncated } };
-      } catch (e) {
-        return failure(e);
-      }
-    },
+    execute: (args, ctx) => listFiles(opts, args, ctx),
   };
   return [read, write, list];
+}
+
+/** workspace.read_text: up to MAX_READ_BYTES of a regular file, with the whole file's hash. */
+async function readFile(
+  opts: WorkspaceToolOptions,
+  args: Record<string, unknown>,
+  ctx: ToolExecutionContext,
+): Promise<ToolResult> {
+  try {
+    const ws = await workspaceOf(opts, ctx);
+    const real = await resolveExisting(ws, String(args.path));
+    if (real === null)
+      return {
+        ok: false,
+        errorCode: 'file_not_found',
+        message: `no file ${String(args.path)} in the workspace`,
+        retryable: false,
+      };
+    // O_NOFOLLOW: the checked real path is opened without following a link swapped in since.
+    const handle = await fs.promises.open(real, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    try {
+      const st = await handle.stat();
+      if (!st.isFile())
+        return {
+          ok: false,
+          errorCode: 'not_a_file',
+          message: `${String(args.path)} is not a regular file`,
+          retryable: false,
+        };
+      const size = Math.min(st.size, MAX_READ_BYTES);
+      const buf = Buffer.alloc(size);
+      await handle.read(buf, 0, size, 0);
+      const whole = st.size <= MAX_READ_BYTES ? buf : await fs.promises.readFile(real);
+      return {
+        ok: true,
+        output: {
+          path: String(args.path),
+          content: buf.toString('utf8'),
+          size_bytes: st.size,
+          sha256: createHash('sha256').update(whole).digest('hex'),
+          truncated: st.size > MAX_READ_BYTES,
+        },
+      };
+    } finally {
+      await handle.close();
+    }
+  } catch (e) {
+    return failure(e);
+  }
+}
+
+/** workspace.write_text: creates or replaces a file (never through a link). */
+async function writeFile(
+  opts: WorkspaceToolOptions,
+  args: Record<string, unknown>,
+  ctx: ToolExecutionContext,
+): Promise<ToolResult> {
+  try {
+    const ws = await workspaceOf(opts, ctx);
+    const target = await resolveForWrite(ws, String(args.path));
+    const content = Buffer.from(String(args.content), 'utf8');
+    const handle = await fs.promises.open(
+      target,
+      fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      await handle.writeFile(content);
+    } finally {
+      await handle.close();
+    }
+    return {
+      ok: true,
+      output: {
+        path: String(args.path),
+        size_bytes: content.length,
+        sha256: createHash('sha256').update(content).digest('hex'),
+      },
+    };
+  } catch (e) {
+    return failure(e);
+  }
+}
+
+/** workspace.list_files: regular files under a directory, depth-first in name order, up to `limit`. */
+async function listFiles(
+  opts: WorkspaceToolOptions,
+  args: Record<string, unknown>,
+  ctx: ToolExecutionContext,
+): Promise<ToolResult> {
+  try {
+    const ws = await workspaceOf(opts, ctx);
+    const limit = typeof args.limit === 'number' ? Math.min(args.limit, MAX_LIST_ENTRIES) : MAX_LIST_ENTRIES;
+    const start = typeof args.path === 'string' && args.path !== '' ? await resolveExisting(ws, args.path) : ws;
+    if (start === null)
+      return {
+        ok: false,
+        errorCode: 'file_not_found',
+        message: `no directory ${String(args.path)} in the workspace`,
+        retryable: false,
+      };
+    const files: { path: string; size_bytes: number }[] = [];
+    let truncated = false;
+    const walk = async (dir: string, depth: number): Promise<void> => {
+      if (depth > MAX_LIST_DEPTH || truncated) return;
+      const entries = (await fs.promises.readdir(dir, { withFileTypes: true })).sort((a, b) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+      );
+      for (const entry of entries) {
+        if (files.length >= limit) {
+          truncated = true;
+          return;
+        }
+        const full = path.join(dir, entry.name);
+        // Symlinks are never followed: a listing cannot be used to look outside.
+        if (entry.isDirectory()) await walk(full, depth + 1);
+        else if (entry.isFile())
+          files.push({
+            path: path.relative(ws, full).split(path.sep).join('/'),
+            size_bytes: (await fs.promises.lstat(full)).size,
+          });
+        if (truncated) return;
+      }
+    };
+    await walk(start, 0);
+    return { ok: true, output: { files, truncated } };
+  } catch (e) {
+    return failure(e);
+  }
 }

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FsArtifactStore, storageKeyFor } from '../../../src/adapters/artifacts/fs-artifact-store';
+import type { ArtifactStore } from '../../../src/ports/artifact-store';
 import { ArtifactIntegrityError } from '../../../src/domain/artifacts';
 import { ValidationError } from '../../../src/domain/errors';
 import type { ArtifactPut } from '../../../src/ports/artifact-store';
@@ -12,7 +13,7 @@ import { createTestPlatform, type TestPlatform } from '../../support/platform';
 let tdb: TestDb;
 let t: TestPlatform;
 let root: string;
-let store: FsArtifactStore;
+let store: ArtifactStore;
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const base: ArtifactPut = {

@@ -24,7 +24,7 @@ describe('check-layers on a tree that breaks a rule', () => {
 
     expect(run.status).toBe(1);
     expect(run.lines).toEqual([
-      'src/domain/bad.ts imports "typeorm" — domain/ may import only domain/ and decimal.js (ARCHITECTURE.md §2)',
+      'src/domain/bad.ts imports "typeorm" — domain/ may import only domain/ and decimal.js (docs/adr/0027-layer-rules.md)',
       'layers: 2 files checked, 1 violation',
     ]);
   });
@@ -96,7 +96,7 @@ describe('check-layers import forms and rule kinds', () => {
   it('lets only the named adapter folder import a provider SDK, even from a module file', () => {
     expect(offenders).not.toContain('src/adapters/model/openai/client.ts imports "openai"');
     expect(violations).toContain(
-      'src/api/api.module.ts imports "@anthropic-ai/sdk" — "@anthropic-ai/sdk" may be imported only under src/adapters/model/anthropic/ (ARCHITECTURE.md §2)',
+      'src/api/api.module.ts imports "@anthropic-ai/sdk" — "@anthropic-ai/sdk" may be imported only under src/adapters/model/anthropic/ (docs/adr/0027-layer-rules.md)',
     );
   });
 
@@ -138,7 +138,47 @@ describe('check-layers telemetry rules (ADR 0015)', () => {
       ].sort(),
     );
     expect(run.lines).toContain(
-      'src/runtime/traced.ts imports "@opentelemetry/sdk-trace-node" — "@opentelemetry/sdk-trace-node" may be imported only under src/adapters/ or src/composition/ (ARCHITECTURE.md §2)',
+      'src/runtime/traced.ts imports "@opentelemetry/sdk-trace-node" — "@opentelemetry/sdk-trace-node" may be imported only under src/adapters/ or src/composition/ (docs/adr/0027-layer-rules.md)',
     );
+  });
+});
+
+describe('check-layers shape rules (ADR 0027)', () => {
+  let run: Run;
+  let violations: string[];
+
+  beforeAll(() => {
+    run = checkLayers('--root', path.join(fixtures, 'reshape'));
+    violations = run.lines.filter((l) => !l.startsWith('layers:'));
+  });
+
+  it('reports exactly one violation per broken shape rule, and exits 1', () => {
+    expect(run.status).toBe(1);
+    expect(violations.map((l) => l.slice(0, l.indexOf(' — ')))).toEqual([
+      'src/adapters/alpha/client.ts imports "../beta/internal"',
+      'src/context/reaches-back.ts imports "../runtime/loop"',
+      'import cycle: src/domain/a.ts → src/domain/b.ts → src/domain/a.ts',
+      'src/composition/surface.ts re-exports "../adapters/beta/internal"',
+      'src/composition/surface.ts re-exports adapter symbol "BetaClient"',
+      'src/composition/surface.ts exports Surface, whose type names adapter symbol "BetaClient"',
+    ]);
+    expect(run.lines[run.lines.length - 1]).toBe('layers: 17 files checked, 6 violations');
+  });
+
+  it('lets runtime import context but not context import runtime', () => {
+    expect(violations.join('\n')).not.toContain('src/runtime/drives.ts');
+    expect(violations).toContain(
+      'src/context/reaches-back.ts imports "../runtime/loop" — context/ may import only domain/, ports/, policy/, tools/, ajv, decimal.js, yaml, @opentelemetry/api and Node builtins (docs/adr/0027-layer-rules.md)',
+    );
+  });
+
+  it('lets an adapter reach another only through its index.ts, and its own files freely', () => {
+    expect(violations.join('\n')).not.toContain('imports "../beta"');
+    expect(violations.join('\n')).not.toContain('src/adapters/alpha/own.ts');
+  });
+
+  it('checks only the composition modules an entry point imports, and only their exported types', () => {
+    expect(violations.join('\n')).not.toContain('src/composition/wiring.ts');
+    expect(violations.join('\n')).not.toContain('makePort'); // its body builds an adapter; its type is a port
   });
 });

@@ -22,7 +22,7 @@ const SONNET_PRICES = {
 };
 
 function provider(modelOverrides = {}) {
-  // No /v1: the SDK appends /v1/messages itself (STACK-NOTES §7).
+  // No /v1: the SDK appends /v1/messages itself (the SDK's own path handling).
   const profile = testProfile(
     'anthropic',
     server.origin,

@@ -1,5 +1,5 @@
 import { modelBilling, type ProviderRegistry } from '../../../domain/model/provider-profile';
-import type { Queryable } from '../../postgres/database';
+import type { Queryable } from '../../postgres';
 
 /**
  * Appends the catalog prices of every profile model to `model_prices` when they differ from the

@@ -11,7 +11,7 @@ import {
 import { isDecimalString, type PriceTable } from '../../../domain/run/usage';
 
 /**
- * Validates one provider-profile YAML document (see config/providers/README.md). Unknown keys are
+ * Validates one provider-profile YAML document (see docs/model-gateway.md). Unknown keys are
  * refused so a typo such as `api-mode:` fails loudly; every message names the profile file and
  * the offending field.
  */
@@ -158,15 +158,17 @@ export function parseProfile(document: unknown, file: string, env: Env): Provide
   };
 }
 
+/** `parse(value)`, or null when the field is absent or null. */
+function orNull<T>(value: unknown, parse: (v: unknown) => T): T | null {
+  return value === undefined || value === null ? null : parse(value);
+}
+
 function parseModel(c: Ctx, value: unknown, path: string, apiMode: ApiMode): ProfileModel {
   const doc = c.object(value, path, MODEL_KEYS);
   const id = c.string(doc.id, `${path}.id`);
   const aliases = doc.aliases === undefined ? [] : doc.aliases;
   if (!Array.isArray(aliases)) c.fail(`${path}.aliases`, 'must be a list of names');
-  const contextLimit =
-    doc.context_limit === undefined || doc.context_limit === null
-      ? null
-      : c.int(doc.context_limit, `${path}.context_limit`, 1);
+  const contextLimit = orNull(doc.context_limit, (v) => c.int(v, `${path}.context_limit`, 1));
   const reasoning =
     doc.reasoning === undefined ? {} : c.object(doc.reasoning, `${path}.reasoning`, ['effort', 'summary']);
   const thinking = doc.thinking === undefined ? {} : c.object(doc.thinking, `${path}.thinking`, ['budget_tokens']);
@@ -174,27 +176,17 @@ function parseModel(c: Ctx, value: unknown, path: string, apiMode: ApiMode): Pro
     c.fail(`${path}.thinking`, 'applies only to api_mode anthropic');
   if (doc.reasoning !== undefined && apiMode !== 'responses')
     c.fail(`${path}.reasoning`, 'applies only to api_mode responses');
-  const format =
-    doc.tool_call_format === undefined ? 'native' : c.string(doc.tool_call_format, `${path}.tool_call_format`);
-  if (format !== 'native' && format !== 'xml') c.fail(`${path}.tool_call_format`, `"${format}" must be native or xml`);
-  if (format === 'xml' && apiMode !== 'chat_completions')
-    c.fail(`${path}.tool_call_format`, 'xml applies only to api_mode chat_completions');
+  const format = parseToolCallFormat(c, doc.tool_call_format, `${path}.tool_call_format`, apiMode);
   return {
     id,
     aliases: aliases.map((a: unknown, i) => c.string(a, `${path}.aliases[${i}]`)),
     capabilities: parseCapabilities(c, doc.capabilities, `${path}.capabilities`, contextLimit),
     contextLimit,
-    maxOutputTokens:
-      doc.max_output_tokens === undefined || doc.max_output_tokens === null
-        ? null
-        : c.int(doc.max_output_tokens, `${path}.max_output_tokens`, 1),
+    maxOutputTokens: orNull(doc.max_output_tokens, (v) => c.int(v, `${path}.max_output_tokens`, 1)),
     // Optional: a model without prices is priced by the pricing snapshot or its price_override
     // (plan §6.5); the loader refuses one that none of the three prices.
-    prices: doc.prices === undefined || doc.prices === null ? null : parsePrices(c, doc.prices, `${path}.prices`),
-    priceOverride:
-      doc.price_override === undefined || doc.price_override === null
-        ? null
-        : parsePrices(c, doc.price_override, `${path}.price_override`),
+    prices: orNull(doc.prices, (v) => parsePrices(c, v, `${path}.prices`)),
+    priceOverride: orNull(doc.price_override, (v) => parsePrices(c, v, `${path}.price_override`)),
     reasoningEffort: reasoning.effort === undefined ? null : c.string(reasoning.effort, `${path}.reasoning.effort`),
     reasoningSummary: reasoning.summary === undefined ? null : c.string(reasoning.summary, `${path}.reasoning.summary`),
     thinkingBudgetTokens:
@@ -203,6 +195,14 @@ function parseModel(c: Ctx, value: unknown, path: string, apiMode: ApiMode): Pro
         : c.int(thinking.budget_tokens, `${path}.thinking.budget_tokens`, 1024),
     toolCallFormat: format,
   };
+}
+
+/** `native` (the default) or `xml`, which only chat_completions models may use. */
+function parseToolCallFormat(c: Ctx, value: unknown, path: string, apiMode: ApiMode): 'native' | 'xml' {
+  const format = value === undefined ? 'native' : c.string(value, path);
+  if (format !== 'native' && format !== 'xml') c.fail(path, `"${format}" must be native or xml`);
+  if (format === 'xml' && apiMode !== 'chat_completions') c.fail(path, 'xml applies only to api_mode chat_completions');
+  return format;
 }
 
 function parseCapabilities(c: Ctx, value: unknown, path: string, contextLimit: number | null): ModelCapabilities {

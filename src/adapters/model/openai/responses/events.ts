@@ -31,44 +31,6 @@ export class ResponsesEventMapper {
         this.responseId = event.response.id;
         this.servedModel = event.response.model;
         return [];
-      case 'response.output_item.added': {
-        const item = event.item;
-        if (item.type !== 'function_call') return [];
-        const index = this.calls.size;
-        const args = item.arguments ?? '';
-        this.calls.set(event.output_index, { index, argsSeen: args !== '' });
-        return [
-          {
-            type: 'tool_call_delta',
-            index,
-            callId: item.call_id,
-            name: this.names.decode(item.name),
-            argumentsDelta: args,
-          },
-        ];
-      }
-      case 'response.function_call_arguments.delta': {
-        const call = this.call(event.output_index);
-        call.argsSeen = true;
-        return [{ type: 'tool_call_delta', index: call.index, argumentsDelta: event.delta }];
-      }
-      case 'response.function_call_arguments.done': {
-        const call = this.call(event.output_index);
-        if (call.argsSeen || event.arguments === '') return [];
-        call.argsSeen = true;
-        return [{ type: 'tool_call_delta', index: call.index, argumentsDelta: event.arguments }];
-      }
-      case 'response.output_text.delta':
-        this.textSeen.add(event.output_index);
-        return event.delta === '' ? [] : [{ type: 'text_delta', text: event.delta }];
-      case 'response.refusal.delta':
-        this.textSeen.add(event.output_index);
-        return [{ type: 'text_delta', text: event.delta }];
-      case 'response.reasoning_summary_text.delta':
-      case 'response.reasoning_text.delta':
-        return event.delta === '' ? [] : [{ type: 'reasoning_delta', text: event.delta }];
-      case 'response.output_item.done':
-        return this.itemDone(event.output_index, event.item);
       case 'response.completed':
         return [this.completed(event.response, this.calls.size > 0 ? 'tool_use' : 'end_turn')];
       case 'response.incomplete': {
@@ -97,8 +59,57 @@ export class ResponsesEventMapper {
           }),
         ];
       default:
+        return this.mapOutput(event);
+    }
+  }
+
+  /** The events that carry output: text, reasoning and tool-call deltas, and finished items. */
+  private mapOutput(event: ResponseStreamEvent): ModelEvent[] {
+    switch (event.type) {
+      case 'response.output_item.added':
+        return this.itemAdded(event.output_index, event.item);
+      case 'response.function_call_arguments.delta': {
+        const call = this.call(event.output_index);
+        call.argsSeen = true;
+        return [{ type: 'tool_call_delta', index: call.index, argumentsDelta: event.delta }];
+      }
+      case 'response.function_call_arguments.done': {
+        const call = this.call(event.output_index);
+        if (call.argsSeen || event.arguments === '') return [];
+        call.argsSeen = true;
+        return [{ type: 'tool_call_delta', index: call.index, argumentsDelta: event.arguments }];
+      }
+      case 'response.output_text.delta':
+        this.textSeen.add(event.output_index);
+        return event.delta === '' ? [] : [{ type: 'text_delta', text: event.delta }];
+      case 'response.refusal.delta':
+        this.textSeen.add(event.output_index);
+        return [{ type: 'text_delta', text: event.delta }];
+      case 'response.reasoning_summary_text.delta':
+      case 'response.reasoning_text.delta':
+        return event.delta === '' ? [] : [{ type: 'reasoning_delta', text: event.delta }];
+      case 'response.output_item.done':
+        return this.itemDone(event.output_index, event.item);
+      default:
         return [];
     }
+  }
+
+  /** A `function_call` item starts a tool call; other added items wait for their deltas. */
+  private itemAdded(outputIndex: number, item: Response['output'][number]): ModelEvent[] {
+    if (item.type !== 'function_call') return [];
+    const index = this.calls.size;
+    const args = item.arguments ?? '';
+    this.calls.set(outputIndex, { index, argsSeen: args !== '' });
+    return [
+      {
+        type: 'tool_call_delta',
+        index,
+        callId: item.call_id,
+        name: this.names.decode(item.name),
+        argumentsDelta: args,
+      },
+    ];
   }
 
   private call(outputIndex: number): { index: number; argsSeen: boolean } {
