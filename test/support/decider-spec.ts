@@ -24,7 +24,9 @@ export function deciderSpec<C, S, E extends NewEvent>(decider: Decider<C, S, E>)
             },
             thenRefuses(code: AgentError['code'], message?: RegExp): void {
               if (decision.kind !== 'refused') {
-                throw new Error(`expected refusal ${code}, got events ${decision.events.map((e) => e.type).join(', ')}`);
+                throw new Error(
+                  `expected refusal ${code}, got events ${decision.events.map((e) => e.type).join(', ')}`,
+                );
               }
               expect(decision.refusal.code).toBe(code);
               if (message) expect(decision.refusal.message).toMatch(message);
