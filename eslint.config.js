@@ -34,25 +34,6 @@ const NODE_COMMONJS_GLOBALS = Object.fromEntries(
   ].map((name) => [name, 'readonly']),
 );
 
-/**
- * TEMPORARY (issue 24, core reshape): files whose long functions other helpers of the reshape are
- * rewriting right now (run loop steps, event store port, context engine, sandbox, CLI). Each entry
- * goes when its owner lands; nothing may be added to this list. Everything else in src/ is held to
- * the limits below.
- */
-const FUNCTION_SIZE_EXEMPT = [
-  'src/runtime/run-loop.ts', // run loop as a step machine
-  'src/runtime/tool-pipeline.ts', // run loop as a step machine
-  'src/adapters/postgres/event-store/*', // narrow event store port
-  'src/context/engine.ts', // context engine fed by the journal
-  'src/application/runs/provide-input.ts', // one command handler
-  'src/adapters/postgres/runs/pg-run-queue.ts', // run journal port
-  'src/adapters/sandbox/namespace-environment.ts', // sandbox v2
-  'src/tools/sandbox/run-command.ts', // sandbox v2
-  'src/config/sandbox-settings.ts', // sandbox v2
-  'src/cli/**', // first ten minutes (CLI)
-];
-
 module.exports = defineConfig([
   globalIgnores(['dist/', 'coverage/', '.data/', 'test/fixtures/', '**/*.d.ts']),
 
@@ -112,7 +93,6 @@ module.exports = defineConfig([
     // function into being split. Tests, bench and generated code are not held to it.
     name: 'agent-core/function-size',
     files: ['src/**/*.ts'],
-    ignores: FUNCTION_SIZE_EXEMPT,
     rules: {
       'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true }],
       complexity: ['error', 20],

@@ -14,7 +14,8 @@ module.exports = {
   testEnvironment: 'node',
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
   transform: { '^.+\\.(t|j)s$': ['@swc/jest', swcOptions] },
-  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
+  // temporal-polyfill is ESM-only too (the schedule calendar, ADR 0034).
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|temporal-polyfill|temporal-utils)/)'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60000,

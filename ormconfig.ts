@@ -13,6 +13,21 @@ import { ExportHeartbeat1764700000000 } from './migrations/1764700000000-ExportH
 import { HotToolInvocations1764800000000 } from './migrations/1764800000000-HotToolInvocations';
 import { EventsRowGate1764800100000 } from './migrations/1764800100000-EventsRowGate';
 import { ReadModelGeneration1764800200000 } from './migrations/1764800200000-ReadModelGeneration';
+import { GenerationCounter1764900000000 } from './migrations/1764900000000-GenerationCounter';
+import { SessionSearch1765000000000 } from './migrations/1765000000000-SessionSearch';
+import { Notifications1765100000000 } from './migrations/1765100000000-Notifications';
+import { Webhooks1765100100000 } from './migrations/1765100100000-Webhooks';
+import { RunScopes1765300000000 } from './migrations/1765300000000-RunScopes';
+import { MemoryRecords1765320000000 } from './migrations/1765320000000-MemoryRecords';
+import { Schedules1765310000000 } from './migrations/1765310000000-Schedules';
+import { NotificationStream1765370000000 } from './migrations/1765370000000-NotificationStream';
+import { ApprovalExpiryWarning1765370100000 } from './migrations/1765370100000-ApprovalExpiryWarning';
+import { NotificationPreferences1765370200000 } from './migrations/1765370200000-NotificationPreferences';
+import { McpGrantArgumentRules1765374340000 } from './migrations/1765374340000-McpGrantArgumentRules';
+import { Devices1765370300000 } from './migrations/1765370300000-Devices';
+import { ChildRuns1765330000000 } from './migrations/1765330000000-ChildRuns';
+import { SessionRunQueue1765360000000 } from './migrations/1765360000000-SessionRunQueue';
+import { RunInterrupt1765360100000 } from './migrations/1765360100000-RunInterrupt';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
 export const MIGRATIONS = [
@@ -29,6 +44,21 @@ export const MIGRATIONS = [
   HotToolInvocations1764800000000,
   EventsRowGate1764800100000,
   ReadModelGeneration1764800200000,
+  GenerationCounter1764900000000,
+  SessionSearch1765000000000,
+  Notifications1765100000000,
+  Webhooks1765100100000,
+  RunScopes1765300000000,
+  Schedules1765310000000,
+  MemoryRecords1765320000000,
+  ChildRuns1765330000000,
+  SessionRunQueue1765360000000,
+  RunInterrupt1765360100000,
+  NotificationStream1765370000000,
+  ApprovalExpiryWarning1765370100000,
+  NotificationPreferences1765370200000,
+  Devices1765370300000,
+  McpGrantArgumentRules1765374340000,
 ];
 
 /**

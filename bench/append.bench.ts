@@ -143,7 +143,6 @@ export async function runAppendBench(): Promise<void> {
   } finally {
     await rawClient.query('DROP TABLE IF EXISTS bench_scratch, bench_floor_events').catch(() => undefined);
     await Promise.all([rawClient.end(), floorClient.end(), cpu.close()]).catch(() => undefined);
-    await store.close();
     await db.close();
     await bench.close();
   }

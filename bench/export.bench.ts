@@ -131,7 +131,6 @@ export async function runExportBench(): Promise<void> {
     );
   } finally {
     fs.rmSync(out, { force: true });
-    await store.close();
     await db.close();
     await bench.close();
   }

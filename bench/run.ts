@@ -9,8 +9,12 @@ const suites: Record<string, () => Promise<void>> = {
   append: () => (require('./append.bench') as typeof import('./append.bench')).runAppendBench(),
   context: () => (require('./context.bench') as typeof import('./context.bench')).runContextBench(),
   artifacts: () => (require('./artifacts.bench') as typeof import('./artifacts.bench')).runArtifactsBench(),
+  notifications: () =>
+    (require('./notifications.bench') as typeof import('./notifications.bench')).runNotificationsBench(),
   export: () => (require('./export.bench') as typeof import('./export.bench')).runExportBench(),
+  memory: () => (require('./memory.bench') as typeof import('./memory.bench')).runMemoryBench(),
   runs: () => (require('./runs.bench') as typeof import('./runs.bench')).runRunsBench(),
+  scheduler: () => (require('./scheduler.bench') as typeof import('./scheduler.bench')).runSchedulerBench(),
   sandbox: () => (require('./sandbox.bench') as typeof import('./sandbox.bench')).runSandboxBench(),
   startup: () => (require('./startup.bench') as typeof import('./startup.bench')).runStartupBench(),
   sse: () => (require('./sse.bench') as typeof import('./sse.bench')).runSseBench(),

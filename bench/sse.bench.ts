@@ -94,6 +94,7 @@ function turn(n: number): NewEvent[] {
         priority: 100,
         idempotencyKey: null,
         requestHash: null,
+        scopes: ['tools.use'],
       },
     },
     { type: 'run.cancelled', runId, actorType: 'user', actorId: 'local-user', data: { reason: 'bench' } },

@@ -135,7 +135,7 @@ type Submit = (text: string) => Promise<string>;
 function submitter(p: Platform): Submit {
   const appSettings = { defaultAgentId: 'general', maxMessageChars: 32_000 };
   const sessions = new CreateSessionHandler(p.store, p.agents, p.ids, appSettings);
-  const messages = new SubmitMessageHandler(p.store, p.sessions, p.agents, p.ids, appSettings);
+  const messages = new SubmitMessageHandler(p.store, p.sessions, p.agents, p.ids, appSettings, p.runs, p.toolRecords);
   return async (text) => {
     const s = await sessions.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
     const r = await messages.execute(

@@ -147,10 +147,7 @@ const OUTSIDE_SRC = [
  * TEMPORARY (issue 24, core reshape): imports of another adapter's internals in files other helpers
  * are rewriting. Each goes when its owner lands; nothing may be added. `file` imports `spec`.
  */
-const ADAPTER_INTERNALS_EXEMPT = [
-  // run.consent_stamped moves into the run decider (issue 24 item 1); the claim then asks the decider.
-  { file: 'src/adapters/postgres/runs/pg-run-queue.ts', spec: '../../trajectory/consent-stamp' },
-];
+const ADAPTER_INTERNALS_EXEMPT = [];
 
 /**
  * TEMPORARY (issue 24, core reshape): members of Platform still typed by an adapter, each waiting
@@ -158,9 +155,6 @@ const ADAPTER_INTERNALS_EXEMPT = [
  * not a violation. Nothing may be added.
  */
 const COMPOSITION_SURFACE_EXEMPT = [
-  // The narrow event store port and the run journal port (issue 24 item 4) replace these two.
-  'src/composition/platform.ts exports Platform, whose type names adapter symbol "PgEventStore"',
-  'src/composition/platform.ts exports Platform, whose type names adapter symbol "PgRunQueue"',
   // Raw SQL for the Nest read models (app.module), the CLI and storage tests: needs its own port decision.
   'src/composition/platform.ts exports Platform, whose type names adapter symbol "Database"',
   // MCP operator surface (status, start/stop, grants, cross-process control): no port yet.

@@ -1,20 +1,24 @@
 import { Client } from 'pg';
 
 /** What kind of round trip a statement is, for the per-turn cost table. */
-export type QueryKind =
-  'append' | 'append_commit' | 'read' | 'write' | 'begin' | 'commit' | 'rollback' | 'notify' | 'other';
+export type QueryKind = 'append' | 'read' | 'write' | 'begin' | 'commit' | 'rollback' | 'notify' | 'other';
 
 export interface QueryRecord {
   readonly kind: QueryKind;
   readonly text: string;
   /** Whether it ran inside an explicit transaction (between BEGIN and COMMIT/ROLLBACK on its client). */
   readonly inTransaction: boolean;
+  /**
+   * Written while an earlier statement of its client was still unanswered (a pipelined connection,
+   * e.g. an append and the COMMIT behind it): it shares that statement's round trip.
+   */
+  readonly pipelined: boolean;
   readonly startMs: number;
   durationMs: number;
 }
 
 export interface QueryTally {
-  /** Every statement sent to the server. */
+  /** Waits for the server: every statement sent, except one pipelined behind an unanswered one. */
   readonly roundTrips: number;
   /** Transactions committed: autocommit writes (appends, updates) plus explicit COMMITs. */
   readonly commits: number;
@@ -22,20 +26,21 @@ export interface QueryTally {
   readonly appends: number;
   /** Autocommit reads (SELECTs outside a transaction, excluding pg_notify). */
   readonly reads: number;
-  /** pg_notify statements (each its own small transaction on the notifier connection). */
+  /** Standalone pg_notify statements (the append's NOTIFYs ride in its own statement: none). */
   readonly notifies: number;
 }
 
 const IN_TX = Symbol('benchInTransaction');
+const UNANSWERED = Symbol('benchUnanswered');
 
 function classify(text: string): QueryKind {
   const t = text.trimStart().slice(0, 32).toUpperCase();
-  // An append sent with its transaction's COMMIT as one message (the claim; PgEventStore.appendAndCommit).
-  if (t.startsWith('EXECUTE AGENT_APPEND_')) return 'append_commit';
+  // The event store's append statement, named or (a large batch) not (append-statement.ts).
+  if (t.startsWith('WITH SW AS (') || t.startsWith('WITH EV AS (')) return 'append';
   if (t.startsWith('BEGIN')) return 'begin';
   if (t.startsWith('COMMIT')) return 'commit';
   if (t.startsWith('ROLLBACK')) return 'rollback';
-  // The notifier's batch statement too (`SELECT count(pg_notify(c, p)) FROM unnest(…)`, ADR 0014).
+  // A batch of notifications (`SELECT count(pg_notify(c, p)) FROM unnest(…)`, the transient publisher's).
   if (t.startsWith('SELECT PG_NOTIFY') || t.startsWith('SELECT COUNT(PG_NOTIFY')) return 'notify';
   if (t.startsWith('SELECT') || t.startsWith('WITH')) return 'read';
   if (t.startsWith('UPDATE') || t.startsWith('INSERT') || t.startsWith('DELETE')) return 'write';
@@ -59,7 +64,7 @@ export class QueryCounter {
     this.original = original;
     const records = this.records;
     const t0 = this.t0;
-    proto.query = function patched(this: Client & { [IN_TX]?: boolean }, ...args: unknown[]) {
+    proto.query = function patched(this: Client & { [IN_TX]?: boolean; [UNANSWERED]?: number }, ...args: unknown[]) {
       const first = args[0];
       const text =
         typeof first === 'string'
@@ -71,16 +76,22 @@ export class QueryCounter {
       // The event store's append statements are named agent_append_<hash> (append-statement.ts).
       const kind = name.startsWith('agent_append_') ? 'append' : classify(text);
       if (kind === 'begin') this[IN_TX] = true;
+      const unanswered = this[UNANSWERED] ?? 0;
       const rec: QueryRecord = {
         kind,
         text,
         inTransaction: this[IN_TX] === true && kind !== 'begin',
+        pipelined: unanswered > 0,
         startMs: performance.now() - t0,
         durationMs: NaN,
       };
-      if (kind === 'commit' || kind === 'rollback' || kind === 'append_commit') this[IN_TX] = false;
+      if (kind === 'commit' || kind === 'rollback') this[IN_TX] = false;
       records.push(rec);
-      const done = () => (rec.durationMs = performance.now() - t0 - rec.startMs);
+      this[UNANSWERED] = unanswered + 1;
+      const done = () => {
+        this[UNANSWERED] = (this[UNANSWERED] ?? 1) - 1;
+        rec.durationMs = performance.now() - t0 - rec.startMs;
+      };
       // The pool calls `query(text, values, callback)`; direct callers get a promise.
       const last = args[args.length - 1];
       if (typeof last === 'function') {
@@ -114,9 +125,9 @@ export class QueryCounter {
     const rs = this.records.filter(filter);
     const autocommitWrites = rs.filter((r) => !r.inTransaction && (r.kind === 'append' || r.kind === 'write')).length;
     return {
-      roundTrips: rs.length,
-      commits: autocommitWrites + rs.filter((r) => r.kind === 'commit' || r.kind === 'append_commit').length,
-      appends: rs.filter((r) => r.kind === 'append' || r.kind === 'append_commit').length,
+      roundTrips: rs.filter((r) => !r.pipelined).length,
+      commits: autocommitWrites + rs.filter((r) => r.kind === 'commit').length,
+      appends: rs.filter((r) => r.kind === 'append').length,
       reads: rs.filter((r) => !r.inTransaction && r.kind === 'read').length,
       notifies: rs.filter((r) => r.kind === 'notify').length,
     };

@@ -76,6 +76,7 @@ export function runLifecycle(n: number): NewEvent[] {
         priority: 100,
         idempotencyKey: `bench-${runId}`,
         requestHash: `hash-${n}`,
+        scopes: ['tools.use'],
       },
     },
     {

@@ -66,6 +66,7 @@ export class SessionLogBuilder {
       priority: 0,
       idempotencyKey: null,
       requestHash: null,
+      scopes: ['tools.use'],
     });
     this.push('run.started', runId, { attempt: 1, deadlineAt: null, traceId: null });
     const started = (step: number) =>

@@ -1,6 +1,7 @@
 /** Injection tokens of the HTTP layer (the composition root binds them). */
 export const EVENT_FEED = Symbol('EventFeed');
 export const STREAM_HUBS = Symbol('StreamHubs');
+export const NOTIFICATION_HUBS = Symbol('NotificationHubs');
 export const API_SETTINGS = Symbol('ApiSettings');
 
 export interface ApiSettings {

@@ -1,3 +1,4 @@
+import { ApiErrors, ApiSuccess } from './openapi';
 import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
@@ -64,6 +65,8 @@ export class ArtifactsController {
   @Get('artifacts/:id')
   @RequireScope('runs.read')
   @ApiOperation({ summary: 'Artifact metadata: name, media type, size, SHA-256, source, run' })
+  @ApiSuccess(200, 'The artifact metadata')
+  @ApiErrors(400, 404)
   async get(@Auth() principal: Principal, @Param('id', uuidParam('artifact_id')) id: string) {
     return presentArtifact(await this.visible(principal, id));
   }
@@ -74,6 +77,9 @@ export class ArtifactsController {
   @ApiOperation({
     summary: 'Artifact content, streamed and verified against its SHA-256 (Digest, ETag, Content-Length)',
   })
+  @ApiSuccess(200, 'The bytes, verified against the SHA-256', { contentType: 'application/octet-stream' })
+  @ApiSuccess(304, 'Not modified (If-None-Match matched the ETag)')
+  @ApiErrors(400, 404)
   async content(
     @Auth() principal: Principal,
     @Param('id', uuidParam('artifact_id')) id: string,
@@ -120,6 +126,8 @@ export class ArtifactsController {
   @Get('runs/:id/artifacts')
   @RequireScope('runs.read')
   @ApiOperation({ summary: "A run's artifacts, oldest first" })
+  @ApiSuccess(200, "{items}: the run's artifacts")
+  @ApiErrors(400, 404)
   async forRun(@Auth() principal: Principal, @Param('id', uuidParam('run_id')) id: string) {
     await this.queries.execute(new GetRunQuery(principal, id)); // 404 for another tenant's or principal's run
     const items = await this.store.listForRun(principal.tenantId, id);

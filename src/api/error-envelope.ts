@@ -19,6 +19,8 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   not_ready: 503,
+  // A failover in progress (ADR 0031): nothing was half-written; retry after a second.
+  database_unavailable: 503,
   // Stored artifact bytes no longer match their SHA-256 (plan §18.4): a server-side fault, said plainly.
   artifact_integrity_error: 500,
 };
@@ -76,6 +78,16 @@ const HTTP_CODES: Record<number, string> = {
   429: 'rate_limited',
 };
 
+/** The headers an error's status calls for: when to retry, how to authenticate. */
+function headersFor(exception: AgentError): Record<string, string> {
+  if (exception instanceof RateLimitedError)
+    return { 'Retry-After': String(Math.max(1, Math.ceil(exception.retryAfterSeconds))) };
+  if (exception.code === 'authentication_error') return { 'WWW-Authenticate': 'Bearer' };
+  // A failover in progress (ADR 0031): the next try usually reaches the new primary.
+  if (exception.code === 'database_unavailable') return { 'Retry-After': '1' };
+  return {};
+}
+
 /** The one mapping from anything thrown to the documented envelope. Never includes a stack trace. */
 export function toErrorResponse(exception: unknown, requestId: string): ErrorResponse {
   const headers: Record<string, string> = {};
@@ -89,9 +101,7 @@ export function toErrorResponse(exception: unknown, requestId: string): ErrorRes
     !INTERNAL_CODES.has(exception.code) &&
     STATUS_BY_CODE[exception.code] !== undefined
   ) {
-    if (exception instanceof RateLimitedError)
-      headers['Retry-After'] = String(Math.max(1, Math.ceil(exception.retryAfterSeconds)));
-    if (exception.code === 'authentication_error') headers['WWW-Authenticate'] = 'Bearer';
+    Object.assign(headers, headersFor(exception));
     return make(STATUS_BY_CODE[exception.code], exception.code, exception.message, exception.details);
   }
   if (exception instanceof HttpException) {

@@ -1,3 +1,4 @@
+import { ApiErrors, ApiSuccess } from './openapi';
 import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiHeader, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
@@ -50,6 +51,10 @@ export class EventsController {
   @ApiProduces('text/event-stream')
   @ApiHeader({ name: 'Last-Event-ID', required: false })
   @ApiOperation({ summary: 'Every event of a session, live; replays after Last-Event-ID (or ?last_event_id=)' })
+  @ApiSuccess(200, 'An SSE stream: id (session sequence), event (type), data (the event)', {
+    contentType: 'text/event-stream',
+  })
+  @ApiErrors(400, 404)
   async session(
     @Auth() principal: Principal,
     @Param('id', uuidParam('session_id')) id: string,
@@ -67,6 +72,10 @@ export class EventsController {
   @ApiProduces('text/event-stream')
   @ApiHeader({ name: 'Last-Event-ID', required: false })
   @ApiOperation({ summary: "A run's events, live; ends after the run's terminal event" })
+  @ApiSuccess(200, "An SSE stream of the run's events; ends after its terminal event", {
+    contentType: 'text/event-stream',
+  })
+  @ApiErrors(400, 404)
   async run(
     @Auth() principal: Principal,
     @Param('id', uuidParam('run_id')) id: string,

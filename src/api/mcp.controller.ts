@@ -1,5 +1,6 @@
+import { ApiErrors, ApiSuccess } from './openapi';
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags, ApiParam } from '@nestjs/swagger';
 import { IsIn, IsObject, IsOptional } from 'class-validator';
 import { NotFoundError, ValidationError } from '../domain/errors';
 import type { GrantDecision } from '../domain/mcp-grants';
@@ -41,7 +42,11 @@ export interface McpControlOutcome {
 export interface GrantView {
   readonly agentId: string;
   readonly serverId: string;
-  readonly grant: { readonly default: GrantDecision; readonly tools: Readonly<Record<string, GrantDecision>> } | null;
+  readonly grant: {
+    readonly default: GrantDecision;
+    readonly tools: Readonly<Record<string, GrantDecision>>;
+    readonly rules: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  } | null;
   readonly source: string;
   readonly revision: number;
   readonly updatedBy: string | null;
@@ -62,7 +67,7 @@ export interface McpAdmin {
     principal: Principal,
     agentId: string,
     serverId: string,
-    grant: { default: GrantDecision; tools: Record<string, GrantDecision> },
+    grant: { default: GrantDecision; tools: Record<string, GrantDecision>; rules: unknown },
   ): Promise<GrantView>;
 }
 
@@ -80,6 +85,17 @@ export class ReplaceGrantBody {
   @IsOptional()
   @IsObject()
   tools?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'object', additionalProperties: { type: 'object' } },
+    example: { read_file: { path: { type: 'string', pattern: '^docs/' } } },
+    description:
+      'Argument rules: per tool, per argument, a JSON Schema the argument must satisfy (checked before the call; a violation is tool.call.denied argument_rule). Absent: none',
+  })
+  @IsOptional()
+  @IsObject()
+  rules?: Record<string, unknown>;
 }
 
 const presentServer = (s: McpServerView) => ({
@@ -124,6 +140,7 @@ export class McpController {
   @Get('mcp/servers')
   @RequireScope('admin')
   @ApiOperation({ summary: 'Configured MCP servers: state, protocol version, tool count, restarts, last error' })
+  @ApiSuccess(200, '{items}: one per configured server')
   list() {
     return { items: this.mcp.status().map(presentServer) };
   }
@@ -132,6 +149,9 @@ export class McpController {
   @HttpCode(200)
   @RequireScope('admin')
   @ApiOperation({ summary: 'start | stop | restart one MCP server (start and restart reset its restart window)' })
+  @ApiParam({ name: 'action', enum: ['start', 'stop', 'restart'] })
+  @ApiSuccess(200, 'The server after the action, with what the other processes did (processes)')
+  @ApiErrors(404)
   async control(@Param('id') id: string, @Param('action') action: string) {
     if (!['start', 'stop', 'restart'].includes(action))
       throw new NotFoundError(`no route POST /v1/mcp/servers/{id}/${action.slice(0, 40)}`, { action });
@@ -157,6 +177,8 @@ export class McpController {
   @Get('agents/:agentId/mcp-grants/:serverId')
   @RequireScope('admin')
   @ApiOperation({ summary: "An agent's effective grant for one MCP server" })
+  @ApiSuccess(200, 'The effective grant, its source and revision')
+  @ApiErrors(404)
   async getGrant(@Auth() principal: Principal, @Param('agentId') agentId: string, @Param('serverId') serverId: string) {
     this.agent(agentId);
     this.server(serverId);
@@ -166,6 +188,8 @@ export class McpController {
   @Put('agents/:agentId/mcp-grants/:serverId')
   @RequireScope('admin')
   @ApiOperation({ summary: "Replace an agent's grant for one MCP server (audited as agent.mcp_grant.replaced)" })
+  @ApiSuccess(200, 'The new grant (revision + 1)')
+  @ApiErrors(400, 404, 413, 415)
   async replaceGrant(
     @Auth() principal: Principal,
     @Param('agentId') agentId: string,
@@ -185,7 +209,9 @@ export class McpController {
       tools[name] = decision;
     }
     if (Object.keys(tools).length > 500) throw new ValidationError('tools: at most 500 overrides', { field: 'tools' });
-    return presentGrant(await this.mcp.replaceGrant(principal, agentId, serverId, { default: body.default, tools }));
+    return presentGrant(
+      await this.mcp.replaceGrant(principal, agentId, serverId, { default: body.default, tools, rules: body.rules }),
+    );
   }
 
   private server(id: string): void {

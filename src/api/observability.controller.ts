@@ -1,3 +1,4 @@
+import { ApiSuccess } from './openapi';
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../domain/principal';
@@ -26,6 +27,7 @@ export class ObservabilityController {
   @Get()
   @RequireScope('runs.read')
   @ApiOperation({ summary: 'Tracing configuration for clients: the trace viewer URL template, if any' })
+  @ApiSuccess(200, '{trace_ui_url, tracing_enabled}')
   config() {
     return { trace_ui_url: this.settings.traceUiUrl, tracing_enabled: this.settings.tracingEnabled };
   }
@@ -36,6 +38,7 @@ export class ObservabilityController {
     summary:
       "The metrics panel over the caller's own runs: runs by status, model latency, tokens by class, tool failures",
   })
+  @ApiSuccess(200, 'runs_by_status, models, tokens_by_class, tools')
   async summary(@Auth() principal: Principal) {
     const s = await this.reads.summary(principal);
     return {

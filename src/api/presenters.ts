@@ -1,7 +1,10 @@
 import type { CreatedSession } from '../application/sessions/create-session';
 import type { StoredEvent } from '../domain/events/payloads';
 import type { RunRecord } from '../domain/run/run';
+import type { RunUsage } from '../domain/run/usage';
+import type { ChildRun } from '../ports/run-store';
 import type { SessionRecord } from '../domain/session';
+import type { NotificationRecord } from '../ports/notifications';
 import type { ApprovalRecord, Page, SessionMessage } from '../ports/read-models';
 import { snakeCase } from './error-envelope';
 
@@ -20,16 +23,48 @@ export const presentSession = (s: SessionRecord) => ({
   agent_version: s.agentVersion,
   title: s.title,
   active_run_id: s.activeRunId,
+  queued_run_ids: s.queuedRunIds,
   last_run_id: s.lastRunId,
   last_sequence: s.lastSequence,
   created_at: s.createdAt,
   updated_at: s.updatedAt,
 });
 
-export const presentRun = (r: RunRecord) => ({
+const presentUsage = (u: RunUsage) => ({
+  model_calls: u.modelCalls,
+  tool_calls: u.toolCalls,
+  uncached_input_tokens: u.uncachedInputTokens,
+  cached_input_tokens: u.cachedInputTokens,
+  cache_write_tokens: u.cacheWriteTokens,
+  output_tokens: u.outputTokens,
+  reasoning_tokens: u.reasoningTokens,
+  cost: u.cost,
+});
+
+/** A child run of delegate.run as its parent's run view lists it (ADR 0037). */
+export const presentChildRun = (c: ChildRun) => ({
+  run_id: c.runId,
+  session_id: c.sessionId,
+  brief_index: c.briefIndex,
+  invocation_id: c.invocationId,
+  status: c.status,
+  usage: presentUsage(c.usage),
+  final_text: c.status === 'completed' ? c.finalText : null,
+  failure: c.failure
+    ? { reason: c.failure.reason, message: c.failure.message, error_code: c.failure.errorCode ?? null }
+    : null,
+  artifacts: c.artifactIds,
+  created_at: c.createdAt,
+});
+
+export const presentRun = (r: RunRecord, children: readonly ChildRun[] = []) => ({
   id: r.id,
   session_id: r.sessionId,
+  parent_run_id: r.parentRunId,
   status: r.status,
+  // A queued run: how many of its session's runs are ahead of it (0: next to be claimed).
+  ...(r.status === 'queued' && r.queuePosition !== null ? { position: r.queuePosition } : {}),
+  queued_behind: r.queuedBehind,
   agent_id: r.agentId,
   agent_version: r.agentVersion,
   model_policy: r.modelPolicy,
@@ -52,6 +87,13 @@ export const presentRun = (r: RunRecord) => ({
   created_at: r.createdAt,
   started_at: r.startedAt,
   completed_at: r.completedAt,
+  // Delegate.run's child runs (plan §27.6); `usage` above includes theirs once they joined.
+  children: children.map((c) => ({
+    run_id: c.runId,
+    session_id: c.sessionId,
+    status: c.status,
+    usage: presentUsage(c.usage),
+  })),
 });
 
 export const presentMessage = (m: SessionMessage) => ({
@@ -74,6 +116,8 @@ export const presentApproval = (a: ApprovalRecord) => {
     id: a.id,
     run_id: a.runId,
     session_id: a.sessionId,
+    // Whose run it is: an approver (approvals.review) sees every principal's approvals of its tenant.
+    principal_id: a.principalId,
     status: a.status,
     action_kind: a.actionKind,
     risk: a.risk,
@@ -115,3 +159,21 @@ export const presentEvent = (e: StoredEvent) => ({
   created_at: e.createdAt,
   payload: snakePayload(e.data),
 });
+
+/** A notification on the wire (the inbox, its stream and the dashboard's bell). */
+export function presentNotification(n: NotificationRecord) {
+  return {
+    id: n.id,
+    kind: n.kind,
+    dedupe_key: n.dedupeKey,
+    session_id: n.sessionId,
+    run_id: n.runId,
+    subject_id: n.subjectId,
+    summary: n.summary,
+    links: n.links,
+    created_at: n.createdAt,
+    read_at: n.readAt,
+    // Only for a recipient whose preference is `content: full`; absent (content-free) otherwise.
+    ...(n.content ? { content: n.content } : {}),
+  };
+}

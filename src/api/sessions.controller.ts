@@ -1,10 +1,12 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { ApiErrors, ApiSuccess } from './openapi';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { SubmitMessageCommand } from '../application/runs/submit-message';
 import { GetRunQuery } from '../application/runs/queries';
 import { CreateSessionCommand } from '../application/sessions/create-session';
 import { DeleteSessionCommand } from '../application/sessions/delete-session';
+import { RenameSessionCommand } from '../application/sessions/rename-session';
 import {
   CountActiveRunsQuery,
   FindSubmissionQuery,
@@ -15,7 +17,16 @@ import {
 import type { Principal } from '../domain/principal';
 import { API_SETTINGS, type ApiSettings } from './api-tokens';
 import { Auth, RequireScope } from './auth/decorators';
-import { CreateSessionBody, MessageBody, PageQuery } from './dto/requests';
+import {
+  CreateSessionBody,
+  MessageBody,
+  MessageQuery,
+  PageQuery,
+  RenameSessionBody,
+  SessionListQuery,
+} from './dto/requests';
+import { ValidationError } from '../domain/errors';
+import { isInterruptMode } from '../domain/run/multitask';
 import { RateLimitedError } from './errors';
 import { presentCreatedSession, presentMessage, presentPage, presentSession } from './presenters';
 import { deliverRunInput } from './deferred-commands';
@@ -34,6 +45,8 @@ export class SessionsController {
   @HttpCode(201)
   @RequireScope('sessions.write')
   @ApiOperation({ summary: 'Create a session bound to the current version of an agent' })
+  @ApiSuccess(201, 'The session: {id, status, agent_id, agent_version}')
+  @ApiErrors(400, 404, 413, 415)
   async create(@Auth() principal: Principal, @Body() body: CreateSessionBody) {
     const s = await this.commands.execute(
       new CreateSessionCommand(principal, body.agent_id ?? null, body.title ?? null, body.metadata ?? {}),
@@ -43,24 +56,47 @@ export class SessionsController {
 
   @Get()
   @RequireScope('sessions.read')
-  @ApiOperation({ summary: "The principal's sessions, newest activity first (keyset pages)" })
-  async list(@Auth() principal: Principal, @Query() q: PageQuery) {
+  @ApiOperation({
+    summary: "The principal's sessions, newest activity first (keyset pages); `q` searches titles and message text",
+  })
+  @ApiSuccess(200, '{items, next_cursor}')
+  @ApiErrors(400)
+  async list(@Auth() principal: Principal, @Query() q: SessionListQuery) {
+    const search = q.q?.trim() ? q.q.trim() : null;
     return presentPage(
-      await this.queries.execute(new ListSessionsQuery(principal, q.limit ?? 50, q.cursor ?? null)),
+      await this.queries.execute(new ListSessionsQuery(principal, q.limit ?? 50, q.cursor ?? null, search)),
       presentSession,
     );
   }
 
   @Get(':id')
   @RequireScope('sessions.read')
+  @ApiOperation({ summary: 'One session of the principal' })
+  @ApiSuccess(200, 'The session')
+  @ApiErrors(400, 404)
   async get(@Auth() principal: Principal, @Param('id', uuidParam('session_id')) id: string) {
     return presentSession(await this.queries.execute(new GetSessionQuery(principal, id)));
+  }
+
+  @Patch(':id')
+  @RequireScope('sessions.write')
+  @ApiOperation({ summary: 'Rename a session (its title; a session is first titled from its first message)' })
+  @ApiSuccess(200, 'The session as renamed')
+  @ApiErrors(400, 404, 409, 413, 415)
+  async rename(
+    @Auth() principal: Principal,
+    @Param('id', uuidParam('session_id')) id: string,
+    @Body() body: RenameSessionBody,
+  ) {
+    return presentSession(await this.commands.execute(new RenameSessionCommand(principal, id, body.title)));
   }
 
   @Delete(':id')
   @HttpCode(204)
   @RequireScope('sessions.write')
   @ApiOperation({ summary: 'Delete a session (409 while a run is not terminal; repeating it is 204)' })
+  @ApiSuccess(204, 'Deleted (also when it already was)')
+  @ApiErrors(400, 404, 409)
   async remove(@Auth() principal: Principal, @Param('id', uuidParam('session_id')) id: string): Promise<void> {
     await this.commands.execute(new DeleteSessionCommand(principal, id));
   }
@@ -68,6 +104,8 @@ export class SessionsController {
   @Get(':id/messages')
   @RequireScope('sessions.read')
   @ApiOperation({ summary: 'User and completed assistant messages, oldest first (keyset pages)' })
+  @ApiSuccess(200, '{items, next_cursor}: user and completed assistant messages')
+  @ApiErrors(400, 404)
   async messages(
     @Auth() principal: Principal,
     @Param('id', uuidParam('session_id')) id: string,
@@ -87,21 +125,32 @@ export class SessionsController {
     required: false,
     description: 'Same key and body: the original run; same key, other body: 409',
   })
-  @ApiOperation({ summary: 'Submit a message: starts one run (202), or answers a run that is waiting for the user' })
+  @ApiOperation({
+    summary:
+      'Submit a message: starts one run (202), queues one behind a working run (multitask_strategy enqueue), or answers a run that is waiting for the user',
+  })
+  @ApiSuccess(
+    202,
+    '{run_id, status, position?}: the run (the original one for a repeated Idempotency-Key); `position` when it waits behind others',
+  )
+  @ApiErrors(400, 404, 409, 413, 415)
   async submit(
     @Auth() principal: Principal,
     @Param('id', uuidParam('session_id')) id: string,
     @Body() body: MessageBody,
+    @Query() query: MessageQuery,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
   ) {
+    const strategy = strategyOf(body, query);
     const text = body.content.map((p) => p.text).join('\n\n');
     const session = await this.queries.execute(new GetSessionQuery(principal, id));
     // Plan §27.3: text for a session whose latest run waits for the user is that run's input —
-    // unless it is the retry of a submission already recorded under its Idempotency-Key.
+    // unless it is the retry of a submission already recorded under its Idempotency-Key, or the
+    // request asks to interrupt that run (issue 33: the question is then left unanswered).
     const retry = idempotencyKey
       ? await this.queries.execute(new FindSubmissionQuery(principal, idempotencyKey))
       : null;
-    if (session.activeRunId !== null && retry === null) {
+    if (session.activeRunId !== null && retry === null && !(strategy !== null && isInterruptMode(strategy))) {
       const active = await this.queries.execute(new GetRunQuery(principal, session.activeRunId));
       if (active.status === 'waiting_for_user') {
         const delivered = await deliverRunInput(this.commands, principal, active.id, text);
@@ -121,7 +170,21 @@ export class SessionsController {
         );
       }
     }
-    const r = await this.commands.execute(new SubmitMessageCommand(principal, id, text, idempotencyKey ?? null));
-    return { run_id: r.runId, status: r.status };
+    const r = await this.commands.execute(
+      new SubmitMessageCommand(principal, id, text, idempotencyKey ?? null, {}, strategy),
+    );
+    return { run_id: r.runId, status: r.status, ...(r.position === null ? {} : { position: r.position }) };
   }
+}
+
+/** The strategy the body or the query string names (null: the agent's default); both: they must agree. */
+function strategyOf(body: MessageBody, query: MessageQuery) {
+  const b = body.multitask_strategy ?? null;
+  const q = query.multitask_strategy ?? null;
+  if (b !== null && q !== null && b !== q) {
+    throw new ValidationError(`multitask_strategy is "${b}" in the body and "${q}" in the query string`, {
+      field: 'multitask_strategy',
+    });
+  }
+  return b ?? q;
 }

@@ -1,3 +1,4 @@
+import { ApiErrors, ApiSuccess } from './openapi';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
 import { ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
@@ -101,6 +102,8 @@ export class TrajectoryController {
   @ApiOperation({
     summary: "Start a redacted, consent-gated trajectory export of the caller's tenant (202 + export id)",
   })
+  @ApiSuccess(202, 'The export job (status queued)')
+  @ApiErrors(400, 404, 413, 415)
   async create(@Auth() principal: Principal, @Body() body: CreateExportBody) {
     const job = await this.t.jobs.create(principal.tenantId, principal.principalId, {
       sessionId: body.session_id,
@@ -116,6 +119,8 @@ export class TrajectoryController {
   @Get('exports/:id')
   @RequireScope('trajectories.export')
   @ApiOperation({ summary: 'Export status; when succeeded, the artifact holding the JSON Lines' })
+  @ApiSuccess(200, 'The export job')
+  @ApiErrors(400, 404)
   async get(@Auth() principal: Principal, @Param('id', uuidParam('export_id')) id: string) {
     return presentJob(await this.t.jobs.get(principal.tenantId, id));
   }
@@ -123,6 +128,7 @@ export class TrajectoryController {
   @Get('consent/trajectory')
   @RequireScope('consent.manage')
   @ApiOperation({ summary: "The caller's trajectory-export consent" })
+  @ApiSuccess(200, 'The consent record')
   async ownConsent(@Auth() principal: Principal) {
     return presentConsent(await this.t.consent.get(principal.tenantId, principal.principalId));
   }
@@ -130,6 +136,7 @@ export class TrajectoryController {
   @Put('consent/trajectory')
   @RequireScope('consent.manage')
   @ApiOperation({ summary: "Grant the caller's consent (runs started from now on may be exported)" })
+  @ApiSuccess(200, 'The consent record')
   async grantOwn(@Auth() principal: Principal) {
     const c = await this.t.consent.grant(principal.tenantId, principal.principalId, principal.principalId);
     return presentConsent(c.record, c);
@@ -138,6 +145,7 @@ export class TrajectoryController {
   @Delete('consent/trajectory')
   @RequireScope('consent.manage')
   @ApiOperation({ summary: "Withdraw the caller's consent; deletes stored exports that contain its runs" })
+  @ApiSuccess(200, 'The consent record and exports_deleted')
   async withdrawOwn(@Auth() principal: Principal) {
     const c = await this.t.consent.withdraw(principal.tenantId, principal.principalId, principal.principalId);
     return presentConsent(c.record, c);
@@ -146,6 +154,8 @@ export class TrajectoryController {
   @Get('consent/trajectory/principals/:principal_id')
   @RequireScope('consent.admin')
   @ApiOperation({ summary: "Admin: a principal's trajectory-export consent in the caller's tenant" })
+  @ApiSuccess(200, 'The consent record')
+  @ApiErrors(400)
   async consentOf(@Auth() principal: Principal, @Param('principal_id') id: string) {
     return presentConsent(await this.t.consent.get(principal.tenantId, id));
   }
@@ -153,6 +163,8 @@ export class TrajectoryController {
   @Put('consent/trajectory/principals/:principal_id')
   @RequireScope('consent.admin')
   @ApiOperation({ summary: "Admin: record a principal's consent" })
+  @ApiSuccess(200, 'The consent record')
+  @ApiErrors(400)
   async grantFor(@Auth() principal: Principal, @Param('principal_id') id: string) {
     const c = await this.t.consent.grant(principal.tenantId, id, `admin:${principal.principalId}`);
     return presentConsent(c.record, c);
@@ -161,6 +173,8 @@ export class TrajectoryController {
   @Delete('consent/trajectory/principals/:principal_id')
   @RequireScope('consent.admin')
   @ApiOperation({ summary: "Admin: withdraw a principal's consent; deletes stored exports that contain its runs" })
+  @ApiSuccess(200, 'The consent record and exports_deleted')
+  @ApiErrors(400)
   async withdrawFor(@Auth() principal: Principal, @Param('principal_id') id: string) {
     const c = await this.t.consent.withdraw(principal.tenantId, id, `admin:${principal.principalId}`);
     return presentConsent(c.record, c);

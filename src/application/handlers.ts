@@ -1,10 +1,17 @@
 import { CreateSessionHandler } from './sessions/create-session';
 import { CancelRunHandler } from './runs/cancel-run';
-import { GetApprovalHandler, GetRunHandler, ListApprovalsHandler, ListRunEventsHandler } from './runs/queries';
+import {
+  GetApprovalHandler,
+  GetRunHandler,
+  ListApprovalsHandler,
+  ListRunChildrenHandler,
+  ListRunEventsHandler,
+} from './runs/queries';
 import { SubmitMessageHandler } from './runs/submit-message';
 import { ResolveApprovalHandler, ReviewUncertainInvocationHandler } from './approvals/commands';
 import { ProvideRunInputHandler } from './runs/provide-input';
 import { DeleteSessionHandler } from './sessions/delete-session';
+import { RenameSessionHandler } from './sessions/rename-session';
 import {
   CountActiveRunsHandler,
   FindSubmissionHandler,
@@ -20,10 +27,12 @@ export const APPLICATION_HANDLERS = [
   CancelRunHandler,
   GetRunHandler,
   ListRunEventsHandler,
+  ListRunChildrenHandler,
   // HTTP API (sessions, transcript, approvals read side)
   ListSessionsHandler,
   GetSessionHandler,
   DeleteSessionHandler,
+  RenameSessionHandler,
   ListMessagesHandler,
   CountActiveRunsHandler,
   ListApprovalsHandler,

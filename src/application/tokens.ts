@@ -16,3 +16,8 @@ export interface ApplicationSettings {
 /** Read models of the HTTP API (ports/read-models.ts). */
 export const SESSION_READ_MODEL = Symbol('SessionReadModel');
 export const APPROVAL_READ_MODEL = Symbol('ApprovalReadModel');
+export const NOTIFICATION_INBOX = Symbol('NotificationInbox');
+export const WEBHOOK_REGISTRY = Symbol('WebhookRegistry');
+export const NOTIFICATION_PREFERENCES = Symbol('NotificationPreferences');
+export const NOTIFICATION_PRODUCER = Symbol('NotificationProducer');
+export const DEVICE_REGISTRY = Symbol('DeviceRegistry');

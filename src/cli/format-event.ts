@@ -2,8 +2,8 @@ import type { StoredEvent } from '../domain/events/payloads';
 
 const clip = (s: string, n = 100) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-/** One readable line per event for the terminal. */
-export function formatEvent(e: StoredEvent): string {
+/** One readable line per event for the terminal; a child run's (`child`: its number) indented under its parent. */
+export function formatEvent(e: StoredEvent, child: number | null = null): string {
   const detail = ((): string => {
     switch (e.type) {
       case 'run.claimed':
@@ -40,8 +40,23 @@ export function formatEvent(e: StoredEvent): string {
       case 'artifact.created':
         return `${e.data.name} · artifact ${e.data.artifactId} · ${e.data.sizeBytes} bytes · sha256 ${e.data.sha256}`;
       default:
-        return '';
+        return delegationDetail(e);
     }
   })();
-  return `  ${e.type.padEnd(28)} ${detail}`.trimEnd();
+  const indent = child === null ? '  ' : `      child ${child} │ `;
+  return `${indent}${e.type.padEnd(28)} ${detail}`.trimEnd();
+}
+
+/** The detail of a delegate.run event (ADR 0037), '' for any other. */
+function delegationDetail(e: StoredEvent): string {
+  switch (e.type) {
+    case 'run.waiting_for_children':
+      return `${e.data.children.length} child run(s): ${e.data.children.map((c) => c.runId).join(', ')}`;
+    case 'run.delegated':
+      return `child of run ${e.data.parentRunId} · brief ${e.data.briefIndex + 1} · tools ${e.data.tools.join(', ') || '(none)'}`;
+    case 'run.children_joined':
+      return e.data.children.map((c, i) => `${i + 1}: ${c.status}`).join(' · ');
+    default:
+      return '';
+  }
 }

@@ -1,5 +1,6 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- each command module is loaded only when it is used */
 import { Command } from 'commander';
+import { EXIT } from './exit-codes';
 
 type Register = (program: Command) => void;
 
@@ -26,6 +27,11 @@ export const COMMAND_TABLE: readonly { name: string; description: string; load: 
     load: () => (require('./commands/processes') as typeof import('./commands/processes')).registerProcessCommands,
   },
   {
+    name: 'scheduler',
+    description: 'run a scheduler that fires due schedules as durable runs',
+    load: () => (require('./commands/processes') as typeof import('./commands/processes')).registerProcessCommands,
+  },
+  {
     name: 'migrate',
     description: 'apply pending database migrations',
     load: () => (require('./commands/processes') as typeof import('./commands/processes')).registerProcessCommands,
@@ -47,10 +53,20 @@ export const COMMAND_TABLE: readonly { name: string; description: string; load: 
     load: () => (require('./commands/run') as typeof import('./commands/run')).registerRunCommands,
   },
   {
+    name: 'schedule',
+    description: 'schedules: create|list|show|pause|resume|cancel|occurrences',
+    load: () => (require('./commands/schedule') as typeof import('./commands/schedule')).registerScheduleCommands,
+  },
+  {
     name: 'projections',
     description: 'read-model maintenance',
     load: () =>
       (require('./commands/projections') as typeof import('./commands/projections')).registerProjectionCommands,
+  },
+  {
+    name: 'backup',
+    description: 'back up and restore the database and the artifact store (docs/operations/ha.md)',
+    load: () => (require('./commands/backup') as typeof import('./commands/backup')).registerBackupCommands,
   },
   {
     name: 'eval',
@@ -88,6 +104,17 @@ export const COMMAND_TABLE: readonly { name: string; description: string; load: 
     load: () => (require('./commands/trajectory') as typeof import('./commands/trajectory')).registerTrajectoryCommands,
   },
   {
+    name: 'memory',
+    description: 'what the agent remembers: list, show, edit, forget (docs/memory.md)',
+    load: () => (require('./commands/memory') as typeof import('./commands/memory')).registerMemoryCommands,
+  },
+  {
+    name: 'notifications',
+    description: 'notification preferences: per kind inbox|webhook|both|none, content, quiet hours',
+    load: () =>
+      (require('./commands/notifications') as typeof import('./commands/notifications')).registerNotificationCommands,
+  },
+  {
     name: 'skills',
     description: 'skill packages (SKILL.md) in SKILLS_DIR (default config/skills)',
     load: () => (require('./commands/skills') as typeof import('./commands/skills')).registerSkillCommands,
@@ -101,16 +128,21 @@ function loadCommandModule(entry: (typeof COMMAND_TABLE)[number]): Register {
 }
 
 function baseProgram(): Command {
-  return new Command('agent')
-    .description('agent-core: a durable, event-sourced platform that runs AI agents')
-    .version('0.1.0')
-    .showHelpAfterError()
-    .addHelpText(
-      'after',
-      `
+  return (
+    new Command('agent')
+      .description('agent-core: a durable, event-sourced platform that runs AI agents')
+      .version('0.1.0')
+      .showHelpAfterError()
+      // Set before any command is added: subcommands copy it when they are created, so bad usage of
+      // `agent auth token create` exits 2 like bad usage of `agent` (commander's own default is 1).
+      .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : EXIT.usage))
+      .addHelpText(
+        'after',
+        `
 Exit codes: 0 ok · 1 run/eval/verify did not succeed · 2 bad usage or input · 3 not found
             4 conflict · 5 database or configuration unavailable · 130 interrupted`,
-    );
+      )
+  );
 }
 
 /** The `agent` command with every command module loaded. Every command calls the same application services as the HTTP API. */
@@ -145,9 +177,5 @@ export function buildProgramFor(argv: readonly string[]): Command {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgramFor(argv);
-  program.exitOverride((err) => {
-    process.exit(err.exitCode === 0 ? 0 : 2);
-  });
-  await program.parseAsync(argv);
+  await buildProgramFor(argv).parseAsync(argv);
 }

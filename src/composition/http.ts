@@ -1,13 +1,14 @@
 import 'reflect-metadata';
 import { NestFactory, Reflector } from '@nestjs/core';
-import type { INestApplication } from '@nestjs/common';
+import { ShutdownSignal, type INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { AgentErrorFilter } from '../api/agent-error.filter';
 import { ApiGuard } from '../api/auth/api.guard';
 import { Authenticator } from '../api/auth/authenticator';
 import { TOOL_USE_SCOPE } from '../api/auth/scopes';
-import { bodyParsing, jsonParserOptions } from '../api/body-parsing';
+import { answerClientErrorsWithEnvelope } from '../api/client-errors';
+import { bodyParsing, jsonParserOptions, unstorableTextCheck } from '../api/body-parsing';
 import { TenantRateLimiter } from '../api/limits/rate-limiter';
 import { requestIdMiddleware } from '../api/request-context';
 import { requestSpanMiddleware } from '../api/request-span';
@@ -18,6 +19,7 @@ import { writeMetrics } from './telemetry';
 import type { Platform } from './platform';
 
 export { addTokenToFile } from '../api/auth/token-file';
+export { expiryFrom, listTokens, revokeToken } from '../api/auth/token-admin';
 export { API_SCOPES, USER_PRESET } from '../api/auth/scopes';
 
 /** Scopes the builtin tools require: part of the `user` token preset. */
@@ -27,13 +29,18 @@ export function builtinToolScopes(platform: Pick<Platform, 'registry'>): string[
 
 /**
  * Builds the HTTP application on a platform; the caller decides where it listens. In token mode it
- * refuses (ConfigurationError) to build without a readable AUTH_TOKENS_FILE.
+ * refuses (ConfigurationError) to build without a readable AUTH_TOKENS_FILE. `auth` replaces the
+ * settings' AUTH_MODE and AUTH_TOKENS_FILE (the eval harness's own API, which serves its principal).
  */
-export async function createHttpApp(platform: Platform): Promise<INestApplication> {
+export async function createHttpApp(
+  platform: Platform,
+  opts: { auth?: { mode: 'token'; tokensFile: string } } = {},
+): Promise<INestApplication> {
   const s = platform.settings;
   const log = platform.log;
+  const auth = opts.auth ?? { mode: s.authMode, tokensFile: s.authTokensFile };
   const authenticator = new Authenticator(
-    { mode: s.authMode, tokensFile: s.authTokensFile, toolScopes: builtinToolScopes(platform) },
+    { mode: auth.mode, tokensFile: auth.tokensFile, toolScopes: builtinToolScopes(platform) },
     log,
   );
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forPlatform(platform, { http: true }), {
@@ -42,6 +49,7 @@ export async function createHttpApp(platform: Platform): Promise<INestApplicatio
     bodyParser: false,
   });
   app.disable('x-powered-by');
+  answerClientErrorsWithEnvelope(app.getHttpServer());
   // Order matters: request id first (every response carries it), then the media type check, the
   // size-limited JSON parser and the translation of its errors into the envelope.
   app.use(requestIdMiddleware);
@@ -54,6 +62,7 @@ export async function createHttpApp(platform: Platform): Promise<INestApplicatio
   app.use(body.before);
   app.useBodyParser('json', jsonParserOptions(s.apiBodyLimitBytes));
   app.use(body.after);
+  app.use(unstorableTextCheck(log));
   app.useGlobalFilters(new AgentErrorFilter(log));
   app.useGlobalPipes(apiValidationPipe());
   app.useGlobalGuards(new ApiGuard(app.get(Reflector), authenticator, new TenantRateLimiter(s.apiRateLimitPerMinute)));
@@ -63,18 +72,47 @@ export async function createHttpApp(platform: Platform): Promise<INestApplicatio
   app
     .getHttpAdapter()
     .get('/metrics', (_req: unknown, res: Parameters<typeof writeMetrics>[1]) => writeMetrics(platform.metrics, res));
-  app.enableShutdownHooks();
+  // Every shutdown signal but SIGHUP, which re-reads AUTH_TOKENS_FILE instead (ADR 0032).
+  app.enableShutdownHooks(Object.values(ShutdownSignal).filter((sig) => sig !== ShutdownSignal.SIGHUP));
+  reloadTokensOnSighup(app, authenticator);
   return app;
 }
 
-function openApiDocument(app: INestApplication): OpenAPIObject {
+/**
+ * SIGHUP re-reads AUTH_TOKENS_FILE (ADR 0032) — and no longer ends the process, which is SIGHUP's
+ * default. The listener goes when the app closes, so apps built and closed in one process (tests,
+ * the eval harness) leave none behind.
+ */
+function reloadTokensOnSighup(app: INestApplication, authenticator: Authenticator): void {
+  const onHup = () => authenticator.reload('SIGHUP');
+  process.on('SIGHUP', onHup);
+  const close = app.close.bind(app);
+  app.close = async () => {
+    process.off('SIGHUP', onHup);
+    await close();
+  };
+}
+
+/**
+ * `GET /openapi.json`, generated from the controllers (their `ApiSuccess`/`ApiErrors` and the
+ * guard's responses of `RequireScope`). The server is relative: the document describes the API
+ * that serves it, wherever that listens. Routes without a bearer requirement are the public ones
+ * (`Public()`: health), said explicitly with an empty requirement list.
+ */
+export function openApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('agent-core')
     .setDescription(
       'The /v1 HTTP API: sessions, runs, approvals and SSE event streams. Errors: {"error": {"code", "message", "details", "request_id"}}.',
     )
     .setVersion('0.1.0')
+    .setLicense('UNLICENSED', 'https://docs.npmjs.com/cli/configuring-npm/package-json#license')
+    .addServer('/')
     .addBearerAuth()
     .build();
-  return SwaggerModule.createDocument(app, config);
+  const document = SwaggerModule.createDocument(app, config);
+  for (const item of Object.values(document.paths))
+    for (const op of Object.values(item as Record<string, { security?: unknown[] }>))
+      if (typeof op === 'object' && op !== null && !Array.isArray(op) && op.security === undefined) op.security = [];
+  return document;
 }

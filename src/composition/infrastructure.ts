@@ -1,5 +1,5 @@
 import { createLogger } from '../adapters/logging/pino-logger';
-import { connectDatabase, migrateToLatest as migrate } from '../adapters/postgres/connect';
+import { assertWritablePrimary, connectDatabase, migrateToLatest as migrate } from '../adapters/postgres/connect';
 import type { Settings } from '../config/settings';
 import type { Logger } from '../ports/logger';
 
@@ -16,8 +16,9 @@ export function openDatabase(settings: Settings, log: (line: string) => void): P
   return connectDatabase({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, log });
 }
 
-/** Applies every pending migration; returns the names of those applied. */
-export function migrateToLatest(url: string): Promise<string[]> {
+/** Applies every pending migration; returns the names of those applied. Refuses a read-only server first. */
+export async function migrateToLatest(url: string): Promise<string[]> {
+  await assertWritablePrimary(url);
   return migrate(url);
 }
 

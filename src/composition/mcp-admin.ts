@@ -1,4 +1,6 @@
 import type { McpAdmin } from '../api/mcp.controller';
+import { ValidationError } from '../domain/errors';
+import { ArgumentRuleError, parseArgumentRules } from '../policy/argument-rules';
 import type { Platform } from './platform';
 
 /** Binds the operator routes (McpController) to the platform's MCP hub and grant store. */
@@ -17,6 +19,20 @@ export function mcpAdminFor(platform: Pick<Platform, 'mcp' | 'mcpGrants' | 'mcpC
     },
     getGrant: (principal, agentId, serverId) => platform.mcpGrants.get(principal, agentId, serverId),
     replaceGrant: (principal, agentId, serverId, grant) =>
-      platform.mcpGrants.replace(principal, agentId, serverId, grant),
+      platform.mcpGrants.replace(principal, agentId, serverId, {
+        default: grant.default,
+        tools: grant.tools,
+        rules: rulesOrRefuse(grant.rules),
+      }),
   };
+}
+
+/** The body's argument rules compiled (a rule that is not a valid schema → 400 naming the field). */
+function rulesOrRefuse(raw: unknown) {
+  try {
+    return parseArgumentRules(raw, 'rules');
+  } catch (e) {
+    if (e instanceof ArgumentRuleError) throw new ValidationError(e.message, { field: e.field });
+    throw e;
+  }
 }

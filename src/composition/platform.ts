@@ -7,10 +7,15 @@ import { loadMcpConfig, McpHub } from '../adapters/mcp';
 import { createDemoProvider } from '../adapters/model/demo';
 import { createFakeProvider } from '../adapters/model/fake';
 import { bindProfiles, loadProviderRegistry, recordPriceHistory } from '../adapters/model/profiles';
-import { connectDatabase, migrateToLatest } from '../adapters/postgres/connect';
+import { assertWritablePrimary, connectDatabase, migrateToLatest } from '../adapters/postgres/connect';
 import type { DatabaseHandle } from './infrastructure';
 import { Database } from '../adapters/postgres/database';
+import { PgNotifier } from '../adapters/postgres/notifications/pg-notifier';
+import { PgAppender } from '../adapters/postgres/event-store/pg-appender';
 import { PgEventStore } from '../adapters/postgres/event-store/pg-event-store';
+import { PgRunJournal } from '../adapters/postgres/event-store/pg-run-journal';
+import type { EventStore } from '../ports/event-store';
+import type { RunJournal } from '../ports/run-journal';
 import { PgListenWakeup } from '../adapters/postgres/notify/pg-listen-wakeup';
 import { PgMcpControl } from '../adapters/postgres/notify/pg-mcp-control';
 import { rebuildProjections } from '../adapters/postgres/projection-rebuild';
@@ -18,7 +23,7 @@ import type { WakeupSource } from '../ports/wakeup';
 import type { RebuildOptions, RebuildProgress, RebuildReport } from '../ports/projection-rebuild';
 import type { AgentCatalog } from '../ports/agent-catalog';
 import type { ArtifactStore } from '../ports/artifact-store';
-import type { CheckpointStore, RunRepository, TransientPublisher } from '../ports/run-store';
+import type { CheckpointStore, ChildRunStore, RunQueue, RunRepository, TransientPublisher } from '../ports/run-store';
 import type { SessionRepository } from '../ports/session-repository';
 import type { DemoWriteLog, ToolRecordStore } from '../ports/tool-records';
 import { PgTransientPublisher } from '../adapters/postgres/notify/pg-transient-publisher';
@@ -29,7 +34,7 @@ import { PgRunRepository } from '../adapters/postgres/runs/pg-run-repository';
 import { randomIds, systemClock } from '../adapters/system-clock';
 import type { Settings } from '../config/settings';
 import { ConfigurationError } from '../domain/errors';
-import { LOCAL_PRINCIPAL } from '../domain/principal';
+import { runPrincipal } from '../domain/scopes';
 import type { Clock, IdFactory } from '../ports/clock';
 import type { Logger } from '../ports/logger';
 import type { ExposedMetrics } from '../ports/metrics';
@@ -37,13 +42,18 @@ import { ModelRouter } from '../runtime/model-router';
 import { RunLoop, type CommitObserver, type RunLoopSettings } from '../runtime/run-loop';
 import { Worker } from '../runtime/worker';
 import { SessionToolCache } from '../runtime/session-tool-cache';
-import { HousekeepingWorker } from '../runtime/housekeeping-worker';
+import { HousekeepingWorker, type HousekeepingTask } from '../runtime/housekeeping-worker';
 import { PgToolRecords } from '../adapters/postgres/tools/pg-tool-records';
 import { PgMcpGrants } from '../adapters/postgres/pg-mcp-grants';
 import { loadSkillPackages, StaticSkillSource } from '../adapters/skills/skill-packages';
 import { SkillLoadTool } from '../tools/skills/skill-load';
 import type { SkillSource } from '../ports/skills';
 import { ApprovalService } from '../application/approvals/approval-service';
+import { ChildRunService } from '../application/runs/child-runs';
+import { PgChildRuns } from '../adapters/postgres/runs/pg-child-runs';
+import { ChildJoinTask } from '../runtime/child-join-task';
+import { createDelegateRunTool } from '../tools/delegation/delegate-run';
+import { delegationSettingsOf } from '../domain/delegation/brief';
 import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
 import { wireSandbox } from './sandbox';
@@ -55,6 +65,15 @@ import { APPROX_ESTIMATOR } from '../context/approx-estimator';
 import { ContextEngine } from '../context/engine';
 import { TiktokenEstimators } from '../adapters/tokenizer/tiktoken-estimator';
 import { compactorOptions } from './context-compactor';
+import { createMemoryStore, registerMemoryTools } from './memory-records';
+import { loadMemorySettings } from '../config/memory-settings';
+import type { MemoryStore } from '../ports/memory-records';
+import { wireSchedules, type SchedulesPart } from './schedules';
+import { createScheduleTools } from '../tools/schedules/schedule-tools';
+import { loadScheduleSettings, type ScheduleSettings } from '../config/schedule-settings';
+import type { PrincipalDirectory } from '../ports/principal-directory';
+import { createNotifications, type NotificationServices } from './notifications';
+import { assertAgentArgumentRules } from './argument-rules';
 
 export type { RebuildProgress, RebuildReport };
 
@@ -66,11 +85,13 @@ export interface Platform {
   readonly settings: Settings;
   readonly handle: DatabaseHandle;
   readonly db: Database;
-  readonly store: PgEventStore;
+  readonly store: EventStore;
+  /** The lease holder's fenced writes and checkpoints (ADR 0026). */
+  readonly journal: RunJournal;
   readonly runs: RunRepository;
   readonly sessions: SessionRepository;
   readonly checkpoints: CheckpointStore;
-  readonly queue: PgRunQueue;
+  readonly queue: RunQueue;
   readonly agents: AgentCatalog;
   readonly registry: ToolRegistry;
   /** The artifact store (plan §7, §18.4): bytes under `settings.artifactDir`, metadata in `artifacts`. */
@@ -81,19 +102,28 @@ export interface Platform {
   readonly skills: SkillSource;
   /** Operator grants of MCP servers to agents, audited as events (docs/mcp.md). */
   readonly mcpGrants: PgMcpGrants;
+  /** Schedules: the service every surface uses, the read models and the scheduler (ADR 0034). */
+  readonly schedules: SchedulesPart;
   /** Operator MCP actions broadcast to every process (NOTIFY agent_mcp_control; docs/mcp.md). */
   readonly mcpControl: PgMcpControl;
   /** Trajectory export, consent records and export jobs (plan §31, docs/trajectories.md). */
   readonly trajectories: Trajectories;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
   readonly toolRecords: ToolRecordStore & DemoWriteLog;
+  /** The inbox, webhook endpoints and notification preferences (issue 31, ADR 0036). */
+  readonly notifications: NotificationServices;
   readonly policy: PolicyEngine;
   /** Approval lifecycle edges (expiry reaper, resolution) without the Nest buses. */
   readonly approvals: ApprovalService;
+  /** Child runs of delegate.run (ADR 0037): the join, cancellation of a parent's children, the run view. */
+  readonly childRuns: ChildRunService;
+  readonly childRunStore: ChildRunStore;
   readonly router: ModelRouter;
   readonly transient: TransientPublisher;
   /** The process's context engine (plan §11): every run loop of the platform builds through it. */
   readonly context: ContextEngine;
+  /** Long-term memory records (issue 30, ADR 0035): the governed store, its recall and erasure. */
+  readonly memories: MemoryStore;
   readonly clock: Clock;
   readonly ids: IdFactory;
   readonly log: Logger;
@@ -117,6 +147,10 @@ export interface WorkerOptions {
   drainMs?: number;
   onlyRunId?: string;
   reaperIntervalMs?: number;
+  /** Webhook delivery pass interval (ADR 0036); default 250 ms. */
+  notifierIntervalMs?: number;
+  /** First webhook retry delay (doubles per failure, with jitter); default 1 s. */
+  notifierRetryBaseMs?: number;
   /** Sees every commit of this worker's run loop before the loop goes on (RunLoopDeps.onCommitted). */
   onCommitted?: CommitObserver;
 }
@@ -125,17 +159,26 @@ export interface PlatformOptions {
   readonly service: string;
   /** Use an already running database (tests); otherwise DATABASE_URL or the embedded server. */
   readonly databaseUrl?: string;
+  /** The query pools' URL through a transaction pooler (tests); otherwise DATABASE_POOL_URL, if set. */
+  readonly databasePoolUrl?: string;
   readonly quiet?: boolean;
   readonly logger?: Logger;
   readonly migrate?: boolean;
   readonly poolSize?: number;
-  /** MCP restart policy override (tests); default base 1 s doubling to 30 s, 5 restarts in 300 s. */
+  /** The platform's clock (tests move time with it); default the system clock. */
+  readonly clock?: Clock;
+  /** Fields replacing every MCP server's restart policy (tests); otherwise each server's `restart` in mcp.yaml. */
   readonly mcpRestartPolicy?: {
-    readonly baseDelayMs: number;
-    readonly maxDelayMs: number;
-    readonly maxRestarts: number;
-    readonly windowMs: number;
+    readonly strategy?: 'on_failure' | 'always' | 'never';
+    readonly baseDelayMs?: number;
+    readonly maxDelayMs?: number;
+    readonly maxRestarts?: number;
+    readonly windowMs?: number;
   };
+  /** Who exists and with what scopes, for the scheduler (default: per AUTH_MODE, ADR 0034). */
+  readonly principals?: PrincipalDirectory;
+  /** Overrides of the scheduling settings read from the environment (tests, the bench). */
+  readonly scheduleSettings?: Partial<ScheduleSettings>;
 }
 
 export async function createPlatform(settings: Settings, opts: PlatformOptions): Promise<Platform> {
@@ -148,6 +191,8 @@ export async function createPlatform(settings: Settings, opts: PlatformOptions):
   // What to close, newest first, if building the platform fails half-way.
   const undo: (() => Promise<void>)[] = [];
   try {
+    // Before migrating: a replica would answer every write with an error, not refuse once.
+    await assertWritablePrimary(handle.url);
     if (opts.migrate !== false) await migrateToLatest(handle.url);
     const services = await openServices({ settings, opts, url: handle.url, log, metrics: telemetry.metrics, undo });
     return platformOf(settings, { handle, log, telemetry }, services);
@@ -171,16 +216,89 @@ interface ServiceDeps {
 }
 
 /** Opens the stores, reads the configuration (agents, tools, policy, providers) and builds the services. */
+/** Schedules (ADR 0034): the service, the scheduler's parts, and the conversational tools over the same service. */
+function openSchedules(
+  d: Omit<Parameters<typeof wireSchedules>[0], 'scheduleSettings' | 'principals'> & { opts: PlatformOptions },
+): SchedulesPart {
+  const { opts, ...rest } = d;
+  const schedules = wireSchedules({
+    ...rest,
+    scheduleSettings: { ...loadScheduleSettings(process.env), ...opts.scheduleSettings },
+    principals: opts.principals,
+  });
+  for (const tool of createScheduleTools(schedules.service)) rest.registry.register(tool);
+  return schedules;
+}
+
+/**
+ * Long-term memory (ADR 0035) and the context engine that injects its snapshot: one engine per
+ * process, whose per-session history cache serves every worker (plan §11). An erasure drops this
+ * process's folds of the sessions it rewrote, hence the late-bound engine.
+ */
+function openMemoryAndContext(d: {
+  settings: Settings;
+  db: Database;
+  appender: PgAppender;
+  store: PgEventStore;
+  clock: Clock;
+  ids: IdFactory;
+  log: Logger;
+  policy: Parameters<typeof createMemoryStore>[0]['policy'];
+  router: Parameters<typeof compactorOptions>[1];
+  registry: Parameters<typeof registerMemoryTools>[0];
+}): { memories: MemoryStore; context: ContextEngine } {
+  const { settings, db, appender, store, clock, ids, log, policy, router, registry } = d;
+  const engine: { current?: ContextEngine } = {};
+  const memory = loadMemorySettings(process.env);
+  // Parsed and validated for the formation step and the re-ranker of ADR 0035, which this build
+  // does not have yet: say so once instead of silently ignoring the setting.
+  if (memory.formation !== 'off' || memory.embeddingsUrl !== null)
+    log.warn(
+      'memory: MEMORY_FORMATION and MEMORY_EMBEDDINGS_URL are not implemented in this build and have no effect',
+      {
+        formation: memory.formation,
+        embeddings: memory.embeddingsUrl !== null,
+      },
+    );
+  const memories = createMemoryStore({
+    db,
+    appender,
+    clock,
+    ids,
+    log,
+    policy,
+    forgetSessions: (s) => engine.current?.forget(s),
+  });
+  const context = new ContextEngine(store, {
+    estimators: new TiktokenEstimators(APPROX_ESTIMATOR),
+    log,
+    ...compactorOptions(settings, router, ids),
+    memory: { store: memories, items: memory.snapshotItems },
+  });
+  engine.current = context;
+  registerMemoryTools(registry, policy, memories, store);
+  return { memories, context };
+}
+
 async function openServices({ settings, opts, url, log, metrics, undo }: ServiceDeps) {
-  const db = new Database(url, opts.poolSize ?? 10);
-  const clock = systemClock;
+  // Behind a transaction pooler (DATABASE_POOL_URL) only the query pool goes through it; LISTEN,
+  // migrations and rebuilds keep the direct URL (docs/operations/pooling.md).
+  const poolUrl = opts.databasePoolUrl ?? settings.databasePoolUrl;
+  const size = opts.poolSize ?? settings.databasePoolSize;
+  const db = poolUrl ? new Database(poolUrl, size, 'transaction-pooler') : new Database(url, size);
+  const clock = opts.clock ?? systemClock;
   const ids = randomIds;
-  const store = new PgEventStore(db, clock);
+  // One append per process, shared by the event store, the run journal, the claim and the MCP
+  // grant audit: one cache of session rows, one statement encoding (ADR 0026).
+  const appender = new PgAppender(db, clock);
+  const store = new PgEventStore(db, clock, appender);
+  const journal = new PgRunJournal(appender);
   const runs = new PgRunRepository(db);
   const sessions = new PgSessionRepository(db);
   const checkpoints = new PgCheckpointStore(db);
-  const queue = new PgRunQueue(db, store, clock);
+  const queue = new PgRunQueue(db, appender, clock);
   const agentFiles = loadAgentFiles(path.join(settings.configDir, 'agents'));
+  assertAgentArgumentRules(agentFiles);
   // Refused before anything starts: malformed config/mcp.yaml names the server and field.
   const mcpConfig = loadMcpConfig(settings.configDir);
   const agents = await YamlAgentCatalog.open(db, agentFiles, process.env.AGENT_MODEL_POLICY || null);
@@ -200,27 +318,41 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
     undo,
   });
   const approvals = new ApprovalService({ store, runs, sessions, records: toolRecords, clock });
+  // Subagents (ADR 0037): the children's reads and the join.
+  const childRunStore = new PgChildRuns(db);
+  const childRuns = new ChildRunService({ store, runs, sessions, records: toolRecords, children: childRunStore, log });
   const { router, providerRegistry } = createModelRouter(settings, clock);
   const defaultAgent = await agents.current(settings.defaultAgentId);
   if (defaultAgent) router.assertRoutable(defaultAgent);
   await recordPriceHistory(db, providerRegistry).catch((e: unknown) =>
     log.warn('model price history not recorded', { error: String(e) }),
   );
-  const transient = new PgTransientPublisher(db);
+  const transient = new PgTransientPublisher(db, log);
   const sessionTools = new SessionToolCache();
   const trajectories = createTrajectories({ db, agents, artifacts, clock, ids, log });
   const leaseMs = settings.leaseSeconds * 1000;
-  // One context engine per process: its per-session history cache serves every worker (plan §11).
-  const context = new ContextEngine(store, {
-    estimators: new TiktokenEstimators(APPROX_ESTIMATOR),
+  const { memories, context } = openMemoryAndContext({
+    settings,
+    db,
+    appender,
+    store,
+    clock,
+    ids,
     log,
-    ...compactorOptions(settings, router, ids),
+    policy,
+    router,
+    registry,
   });
+  const schedules = openSchedules({ settings, opts, db, url, appender, store, agents, registry, clock, ids, log });
   return {
+    notifications: createNotifications(db, store),
     db,
     clock,
     ids,
+    appender,
+    schedules,
     store,
+    journal,
     runs,
     sessions,
     checkpoints,
@@ -229,6 +361,8 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
     toolRecords,
     artifacts,
     registry,
+    childRuns,
+    childRunStore,
     sandbox,
     mcp,
     mcpControl,
@@ -241,6 +375,7 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
     trajectories,
     leaseMs,
     context,
+    memories,
   };
 }
 
@@ -252,13 +387,15 @@ interface ProcessParts {
 
 /** The platform's surface over its services: run loops and workers made to order, and an orderly close. */
 function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts, services: Services): Platform {
-  const { db, clock, ids, store, runs, sessions, checkpoints, queue, router, registry, agents, transient } = services;
+  const { db, clock, ids, store, journal, runs, sessions, checkpoints, queue, router, registry, agents, transient } =
+    services;
   const { toolRecords, policy, sessionTools, artifacts, context, skills, leaseMs } = services;
-  const { mcp, mcpControl, sandbox, trajectories, approvals } = services;
+  const { mcp, mcpControl, sandbox, trajectories, approvals, memories, childRuns, childRunStore } = services;
   const createRunLoop = (overrides: Partial<RunLoopSettings> = {}, onCommitted?: CommitObserver) =>
     new RunLoop(
       {
         store,
+        journal,
         runs,
         checkpoints,
         queue,
@@ -269,7 +406,8 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
         clock,
         ids,
         log,
-        principalFor: (run) => ({ ...LOCAL_PRINCIPAL, tenantId: run.tenantId, principalId: run.principalId }),
+        // ADR 0032: a run executes with exactly the scope set recorded when it was queued.
+        principalFor: runPrincipal,
         records: toolRecords,
         policy,
         metrics: telemetry.metrics,
@@ -278,6 +416,7 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
         context,
         skills,
         onCommitted,
+        delegation: { enabled: settings.delegationEnabled, admits: admission(settings, childRunStore) },
       },
       { leaseMs, maxModelAttempts: 3, retryBaseMs: 200, retryMaxMs: 5000, ...overrides },
     );
@@ -286,6 +425,7 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
     handle,
     db,
     store,
+    journal,
     runs,
     sessions,
     checkpoints,
@@ -294,16 +434,21 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
     registry,
     artifacts,
     mcp,
-    mcpGrants: new PgMcpGrants(db, store, agents, clock),
+    mcpGrants: new PgMcpGrants(db, services.appender, agents, clock),
+    schedules: services.schedules,
     mcpControl,
     trajectories,
     skills,
     toolRecords,
+    notifications: services.notifications,
     policy,
     approvals,
+    childRuns,
+    childRunStore,
     router,
     transient,
     context,
+    memories,
     clock,
     ids,
     log,
@@ -311,18 +456,21 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
     createRunLoop,
     createWorker: workerFactory({
       settings,
+      memories,
       queue,
       createRunLoop,
       approvals,
+      childRuns,
       policy,
       artifacts,
       clock,
       ids,
       log,
       leaseMs,
+      db,
       wakeupUrl: handle.url,
     }),
-    rebuildProjections: (o) => rebuildProjections(db, o),
+    rebuildProjections: (o) => rebuildOnDirect(db, handle.url, o),
     listen: (channel) => new PgListenWakeup(handle.url, log, channel),
     async close() {
       await mcpControl.close();
@@ -330,12 +478,25 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
       await sandbox.close();
       await trajectories.jobs.drain();
       await router.close();
-      await store.close();
       await db.close();
       await handle.close();
       await telemetry.tracing?.shutdown();
     },
   };
+}
+
+/**
+ * The rebuild holds a session-level advisory lock and temporary tables on one connection, which a
+ * transaction pooler would hand to other clients between transactions: behind one it opens a direct pool.
+ */
+async function rebuildOnDirect(db: Database, directUrl: string, o: RebuildOptions): Promise<RebuildReport> {
+  if (db.mode === 'direct') return rebuildProjections(db, o);
+  const direct = new Database(directUrl, 4);
+  try {
+    return await rebuildProjections(direct, o);
+  } finally {
+    await direct.close();
+  }
 }
 
 interface ToolWiringDeps {
@@ -371,6 +532,8 @@ async function wireTools(d: ToolWiringDeps) {
   // sandbox.run_command: a client of the execution service `agent sandboxd` (docs/sandbox.md).
   const sandbox = wireSandbox(settings, { artifacts: d.artifacts, log });
   registry.register(sandbox.tool);
+  // sandbox.run_program (plan §8.5): a program whose bridged tool calls go through the run's pipeline.
+  registry.register(sandbox.runProgramTool(registry));
   const mcp = new McpHub(d.mcpConfig, log, opts.mcpRestartPolicy, d.metrics);
   undo.push(() => mcp.close());
   await registerMcpTools(mcp, d.agentFiles, registry, log);
@@ -386,6 +549,9 @@ async function wireTools(d: ToolWiringDeps) {
   for (const r of skillPackages.refused) log.warn('skill package refused', { dir: r.dir, reasons: r.reasons });
   const skills = await StaticSkillSource.create(skillPackages.skills, mcp.promptProviders());
   registry.register(new SkillLoadTool(skills));
+  // delegate.run (ADR 0037): registered only when DELEGATION_ENABLED=1 or an agent's YAML enables it.
+  if (settings.delegationEnabled || d.agentFiles.some((a) => delegationSettingsOf(a).enabled === true))
+    registry.register(createDelegateRunTool());
   const policy = PolicyEngine.load(path.join(settings.configDir, 'policies'));
   policy.assertConsistentWith(registry.list().map((t) => t.spec));
   return { registry, sandbox, mcp, mcpControl, skills, policy };
@@ -464,20 +630,75 @@ function createModelRouter(settings: Settings, clock: Clock) {
 
 interface WorkerDeps {
   readonly settings: Settings;
-  readonly queue: PgRunQueue;
+  /** Long-term memory: its expiry runs with the housekeeping jobs (ADR 0035). */
+  readonly memories: MemoryStore;
+  readonly queue: RunQueue;
   readonly createRunLoop: (overrides?: Partial<RunLoopSettings>, onCommitted?: CommitObserver) => RunLoop;
   readonly approvals: ApprovalService;
+  readonly childRuns: ChildRunService;
   readonly policy: PolicyEngine;
   readonly artifacts: FsArtifactStore;
   readonly clock: Clock;
   readonly ids: IdFactory;
   readonly log: Logger;
   readonly leaseMs: number;
+  readonly db: Database;
   /** Where the worker LISTENs for new work. */
   readonly wakeupUrl: string;
 }
 
-/** Platform.createWorker: a plain worker for one run, else a worker that also runs the housekeeping jobs. */
+/**
+ * The jobs a worker runs beside its runs: approval expiry, the artifact sweep (docs/artifacts.md;
+ * AGENT_ARTIFACT_SWEEP_SECONDS=0 disables it) and webhook delivery from the notifications outbox
+ * (ADR 0036: every worker process runs the notifier; its claims are SKIP LOCKED, so several share it).
+ */
+function housekeepingTasks(d: WorkerDeps, o: WorkerOptions): HousekeepingTask[] {
+  const { onExpiry, warnBeforeSeconds } = d.policy.document.approvals;
+  const reaper = {
+    name: 'approval-expiry',
+    everyMs: o.reaperIntervalMs ?? 5000,
+    // The "expires in N minutes" warning first (issue 31), then the expiry itself.
+    run: async () => {
+      if (warnBeforeSeconds !== null) await d.approvals.warnExpiring(warnBeforeSeconds);
+      return d.approvals.expireDue(onExpiry);
+    },
+  };
+  const artifactSweep = {
+    name: 'artifact-expiry',
+    everyMs: d.settings.artifactSweepSeconds * 1000,
+    run: () => d.artifacts.sweepExpired(d.clock.nowIso()),
+  };
+  const notifier = new PgNotifier(d.db, d.log, { retryBaseMs: o.notifierRetryBaseMs, nowMs: () => d.clock.nowMs() });
+  const delivery = { name: 'webhook-delivery', everyMs: o.notifierIntervalMs ?? 250, run: () => notifier.runOnce() };
+  // Memories past expires_at are already never recalled; this records their memory.expired.
+  const memoryExpiry = { name: 'memory-expiry', everyMs: 60_000, run: () => d.memories.expireDue(d.clock.nowIso()) };
+  return d.settings.artifactSweepSeconds > 0
+    ? [reaper, artifactSweep, delivery, memoryExpiry, childJoin(d)]
+    : [reaper, delivery, memoryExpiry, childJoin(d)];
+}
+
+/** The join of child runs (ADR 0037): on every child's terminal NOTIFY, with a sweep behind it. */
+function childJoin(d: WorkerDeps, onlyRunId?: string): ChildJoinTask {
+  const wakeups = new PgListenWakeup(d.wakeupUrl, d.log, 'run_join');
+  return new ChildJoinTask(d.childRuns, wakeups, d.log, d.settings.delegationSweepMs, onlyRunId);
+}
+
+/**
+ * Per-tenant admission of a delegation's children (plan §27.6): they count against
+ * API_MAX_ACTIVE_RUNS_PER_TENANT like any run; 0 disables the ceiling.
+ */
+function admission(settings: Settings, children: ChildRunStore) {
+  const ceiling = settings.apiMaxActiveRunsPerTenant;
+  if (ceiling <= 0) return undefined;
+  return async (tenantId: string, n: number): Promise<string | null> => {
+    const active = await children.activeRunCount(tenantId);
+    return active + n > ceiling
+      ? `the tenant has ${active} active runs; ${n} more would pass its ceiling of ${ceiling}`
+      : null;
+  };
+}
+
+/** Platform.createWorker: a worker, which also runs the housekeeping jobs unless it is restricted to one run. */
 function workerFactory(d: WorkerDeps): (o?: WorkerOptions) => Worker {
   const { settings, queue, createRunLoop, clock, ids, log } = d;
   return (o = {}) => {
@@ -489,28 +710,6 @@ function workerFactory(d: WorkerDeps): (o?: WorkerOptions) => Worker {
       drainMs: o.drainMs ?? 10_000,
       onlyRunId: o.onlyRunId,
     };
-    // A worker restricted to one run (CLI, eval harness) does not reap other runs' approvals.
-    if (o.onlyRunId)
-      return new Worker(
-        queue,
-        createRunLoop({}, o.onCommitted),
-        new PgListenWakeup(d.wakeupUrl, log),
-        clock,
-        ids,
-        log,
-        workerSettings,
-      );
-    const reaper = {
-      name: 'approval-expiry',
-      everyMs: o.reaperIntervalMs ?? 5000,
-      run: () => d.approvals.expireDue(d.policy.document.approvals.onExpiry),
-    };
-    // Expired artifacts and unreferenced blobs (docs/artifacts.md); AGENT_ARTIFACT_SWEEP_SECONDS=0 disables.
-    const artifactSweep = {
-      name: 'artifact-expiry',
-      everyMs: settings.artifactSweepSeconds * 1000,
-      run: () => d.artifacts.sweepExpired(clock.nowIso()),
-    };
     return new HousekeepingWorker(
       queue,
       createRunLoop({}, o.onCommitted),
@@ -519,7 +718,9 @@ function workerFactory(d: WorkerDeps): (o?: WorkerOptions) => Worker {
       ids,
       log,
       workerSettings,
-      settings.artifactSweepSeconds > 0 ? [reaper, artifactSweep] : [reaper],
+      // A worker restricted to one run (CLI, eval harness) does not reap other runs' approvals; it
+      // joins that run's children, which it also runs.
+      o.onlyRunId ? [childJoin(d, o.onlyRunId)] : housekeepingTasks(d, o),
     );
   };
 }

@@ -10,10 +10,8 @@ import type { ExecutionEnvironment } from '../ports/execution-environment';
 import type { Logger } from '../ports/logger';
 import type { Tool } from '../ports/tool';
 import { ToolBridgeServer } from '../adapters/sandbox/tool-bridge-server';
-import type { Clock } from '../ports/clock';
-import type { PolicyEngine } from '../policy/policy-engine';
 import type { ToolRegistry } from '../tools/registry';
-import { bridgeCallable, RegistryBridgeInvoker } from '../tools/sandbox/bridge-invoker';
+import { bridgeCallable, OUTSIDE_A_RUN } from '../tools/sandbox/bridge-invoker';
 import { createRunCommandTool } from '../tools/sandbox/run-command';
 import { createRunProgramTool } from '../tools/sandbox/run-program';
 import { sessionWorkspaceAccess } from '../tools/sandbox/session-workspace';
@@ -28,10 +26,10 @@ export interface SandboxWiring {
   readonly tool: Tool;
   /**
    * `sandbox.run_program` (plan §8.5) over the same execution service, its bridge reaching the
-   * registry's bridge-callable tools that the run's agent enables. Not registered by platform.ts yet:
-   * the lead wires it with the run loop's invoker hook (docs/sandbox.md "The tool bridge").
+   * registry's bridge-callable tools that the run's agent enables; each bridged call goes through
+   * the run's tool pipeline (`ToolExecutionContext.callTool`, docs/sandbox.md "The tool bridge").
    */
-  runProgramTool(deps: { registry: ToolRegistry; policy: PolicyEngine; clock: Clock }): Tool;
+  runProgramTool(registry: ToolRegistry): Tool;
   close(): Promise<void>;
 }
 
@@ -89,7 +87,7 @@ export function wireSandbox(
     status,
     execution,
     tool,
-    runProgramTool: (deps) =>
+    runProgramTool: (registry) =>
       createRunProgramTool({
         execution,
         unavailableReason,
@@ -97,11 +95,8 @@ export function wireSandbox(
         artifacts: opts.artifacts,
         limits: sandbox.limits,
         operatorCeilingSeconds: sandbox.timeoutCeilingSeconds,
-        bridge: new ToolBridgeServer(
-          sandbox.bridgeDir,
-          new RegistryBridgeInvoker(deps.registry, deps.policy, deps.clock),
-        ),
-        bridgedTools: (ctx) => bridgeCallable(deps.registry, ctx.agent?.enabledTools ?? []),
+        bridge: new ToolBridgeServer(sandbox.bridgeDir, OUTSIDE_A_RUN),
+        bridgedTools: (ctx) => bridgeCallable(registry, ctx.agent?.enabledTools ?? []),
       }),
     async close() {
       if (execution instanceof SandboxClient) execution.close();

@@ -8,6 +8,17 @@ import { projectRoot } from './project-root';
  */
 export interface Settings {
   readonly databaseUrl: string | null;
+  /**
+   * The query pools' URL when they go through a transaction-mode pooler (`DATABASE_POOL_URL`,
+   * PgBouncer); `databaseUrl` then serves LISTEN, migrations and rebuilds only (docs/operations/pooling.md).
+   */
+  readonly databasePoolUrl: string | null;
+  /** Where `agent backup` keeps backups (`AGENT_BACKUP_DIR`, default `$AGENT_DATA_DIR/backups`). */
+  readonly backupDir: string;
+  /** Where `agent backup` finds pg_dump / pg_restore (`AGENT_PG_BIN_DIR`); null: Debian's, then PATH. */
+  readonly pgBinDir: string | null;
+  /** Connections in each process's query pool (`DATABASE_POOL_SIZE`, default 10; docs/operations/pooling.md). */
+  readonly databasePoolSize: number;
   readonly dataDir: string;
   readonly host: string;
   readonly port: number;
@@ -46,6 +57,13 @@ export interface Settings {
   readonly contextCompactor: ContextCompactorKind;
   /** The model policy the `model` compactor calls (`CONTEXT_COMPACTOR_MODEL_POLICY`); null: the run's own route. */
   readonly contextCompactorModelPolicy: string | null;
+  /**
+   * `delegate.run` for every agent that does not opt out (`DELEGATION_ENABLED=1`; default off, ADR 0037).
+   * An agent's `delegation.enabled` in its YAML decides for that agent either way.
+   */
+  readonly delegationEnabled: boolean;
+  /** How often each worker sweeps for joins and orphaned children a lost NOTIFY left (`DELEGATION_SWEEP_MS`). */
+  readonly delegationSweepMs: number;
 }
 
 export type ContextCompactorKind = 'extractive' | 'model';
@@ -77,10 +95,25 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0
   return n;
 }
 
+function poolUrlFrom(env: NodeJS.ProcessEnv): string | null {
+  const raw = env.DATABASE_POOL_URL?.trim();
+  if (!raw) return null;
+  if (!env.DATABASE_URL?.trim())
+    throw new ConfigurationError(
+      'DATABASE_POOL_URL needs DATABASE_URL too: LISTEN, migrations and rebuilds use a direct connection',
+      { name: 'DATABASE_POOL_URL' },
+    );
+  return raw;
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const dataDir = env.AGENT_DATA_DIR ? path.resolve(env.AGENT_DATA_DIR) : path.join(projectRoot(), '.data');
   return {
     databaseUrl: env.DATABASE_URL && env.DATABASE_URL.trim() !== '' ? env.DATABASE_URL.trim() : null,
+    databasePoolUrl: poolUrlFrom(env),
+    databasePoolSize: intFrom(env, 'DATABASE_POOL_SIZE', 10, 1),
+    backupDir: env.AGENT_BACKUP_DIR?.trim() ? path.resolve(env.AGENT_BACKUP_DIR.trim()) : path.join(dataDir, 'backups'),
+    pgBinDir: env.AGENT_PG_BIN_DIR?.trim() ? path.resolve(env.AGENT_PG_BIN_DIR.trim()) : null,
     dataDir,
     host: env.HOST ?? '127.0.0.1',
     port: intFrom(env, 'PORT', 3000),
@@ -108,7 +141,17 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     mcpControlAckTimeoutMs: intFrom(env, 'AGENT_MCP_CONTROL_ACK_TIMEOUT_MS', 10_000),
     contextCompactor: compactorFrom(env),
     contextCompactorModelPolicy: env.CONTEXT_COMPACTOR_MODEL_POLICY?.trim() || null,
+    delegationEnabled: flagFrom(env, 'DELEGATION_ENABLED'),
+    delegationSweepMs: intFrom(env, 'DELEGATION_SWEEP_MS', 2000, 100),
   };
+}
+
+/** A boolean flag: 1/true/yes on, 0/false/no/unset off; anything else is a configuration error. */
+function flagFrom(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '' || raw === '0' || raw === 'false' || raw === 'no') return false;
+  if (raw === '1' || raw === 'true' || raw === 'yes') return true;
+  throw new ConfigurationError(`${name} must be 1 or 0, got "${env[name]}"`, { name });
 }
 
 /** Loads `.env` from the working directory when present (Node's own loader; no extra dependency). */

@@ -2,10 +2,11 @@ import { renderSkillCatalog, type SkillSummary } from '../domain/skills/skill';
 import { createHash } from 'node:crypto';
 import type { AgentSpec } from '../domain/agent';
 import type { ConversationItem } from '../domain/conversation/items';
-import type { CompactionSummary, ContextBuildRecord } from '../domain/context/working-state';
+import type { CompactionSummary, ContextBuildRecord, WorkingState } from '../domain/context/working-state';
 import { eventsOrThrow, WORKER } from '../domain/deciders/decider';
 import { modelCallDecider } from '../domain/deciders/model-call';
 import { ContextBuildError, ContextOverflow, CorruptEventError } from '../domain/errors';
+import { EVENT_CATALOG } from '../domain/events/catalog';
 import type { EventPayloads, NewEvent, StoredEvent } from '../domain/events/payloads';
 import type { CacheBreakpoint, ModelRequest, ModelToolDefinition } from '../domain/model/model-events';
 import type { Principal } from '../domain/principal';
@@ -25,6 +26,7 @@ import {
   type HistoryUnit,
 } from './history';
 import { renderWorkingState } from './working-state';
+import { takeSnapshot, type MemorySection, type MemorySnapshotOptions } from './memory-section';
 
 /** Platform policy: the first, never-changing part of the cacheable prefix. */
 export const PLATFORM_POLICY = [
@@ -36,11 +38,9 @@ export const PLATFORM_POLICY = [
 /** At most this many compactions per step (plan §11.4 via issue #11); then ContextOverflow. */
 export const MAX_COMPACTIONS_PER_STEP = 2;
 
-/** Where the engine reads the session log from (the event store's `listAfter` and `asRead`). */
+/** Where the engine reads the session log from (the event store's `listAfter`). */
 export interface HistorySource {
   listAfter(sessionId: string, sequence: number, principal: Principal, limit?: number): Promise<StoredEvent[]>;
-  /** Appended events as `listAfter` would return them; without it, `noteAppended` folds nothing. */
-  asRead?(events: readonly StoredEvent[]): StoredEvent[];
 }
 
 export interface ContextEngineOptions {
@@ -55,6 +55,8 @@ export interface ContextEngineOptions {
   readonly compactorFor?: (model: ContextBuildInputs['model'], modelPolicy: string) => Compactor;
   /** Sessions whose folded history stays cached (least recently used evicted). */
   readonly maxSessions?: number;
+  /** Long-term memory: a frozen snapshot per session in the retrieved class (ADR 0035); none without it. */
+  readonly memory?: MemorySnapshotOptions;
   readonly log?: Logger;
 }
 
@@ -87,11 +89,11 @@ export interface ContextBuildInputs {
   readonly knownSequence?: number | null;
   /**
    * Events the caller will commit together with this build's request (a tool result and the step's
-   * checkpoint, still queued), in the shape the log will store them. They are folded, numbered after
-   * the fold's last event, into a copy of the history for this build only; the kept fold takes them
-   * when they are committed (`noteAppended`).
+   * checkpoint, still queued). They are folded, numbered after the fold's last event, into a copy of
+   * the history for this build only; the kept fold takes them when they are committed
+   * (`noteAppended`).
    */
-  readonly pending?: readonly StoredEvent[];
+  readonly pending?: readonly NewEvent[];
 }
 
 export interface BuiltContext {
@@ -117,9 +119,46 @@ interface RegionA {
   readonly toolTokens: number;
 }
 
+/** What every fitting round of one build shares. */
+interface BuildFrame {
+  readonly inputs: ContextBuildInputs;
+  readonly history: SessionHistory;
+  readonly regionA: RegionA;
+  readonly estimator: TokenEstimator;
+  /** The run's current user message, always kept. */
+  readonly current: HistoryUnit | undefined;
+  /** History from this sequence on is pinned (the current message and after). */
+  readonly pinFrom: number;
+  /** The session's memory snapshot and its measured size (it yields first under pressure). */
+  readonly memory: { readonly section: MemorySection; readonly tokens: number } | null;
+}
+
+/** One try at fitting the history into the window. */
+interface FitRound {
+  readonly workingState: WorkingState;
+  readonly note: string;
+  readonly summaryText: string;
+  readonly noteTokens: number;
+  readonly summaryTokens: number;
+  readonly budget: ReturnType<typeof allocate>;
+  readonly covered: number;
+  /** What the selection kept (without the current message it may add). */
+  readonly selected: readonly HistoryUnit[];
+  readonly overflow: readonly HistoryUnit[];
+  readonly kept: HistoryUnit[];
+  readonly keptTokens: number;
+  readonly fits: boolean;
+  /** Whether the memory snapshot fits the retrieved share of this round's budget. */
+  readonly memory: boolean;
+}
+
 interface SessionEntry {
   readonly history: SessionHistory;
   regionA: RegionA | null;
+  /** The fold started from a checkpoint's compaction reference, not from the session's first event. */
+  partial?: boolean;
+  /** The memory section this engine settled for a run when the log holds none (empty, or recorded before the fold). */
+  memory?: { readonly runId: string; readonly section: MemorySection | null };
 }
 
 /**
@@ -147,16 +186,18 @@ export class ContextEngine {
   }
 
   /**
-   * Folds events the caller has just appended (committed, in sequence order) when they continue this
-   * engine's fold of the session exactly; otherwise (no fold, a gap: another writer appended in
-   * between) it does nothing and the next build reads the log as usual.
+   * Folds events the caller has just appended (committed, in sequence order, as its append returned
+   * them) when they continue this engine's fold of the session exactly; otherwise (no fold, a gap:
+   * another writer appended in between) it does nothing and the next build reads the log as usual.
+   * The fold takes payloads in their canonical form (canonical-value.ts), so folding the caller's
+   * own events gives what reading them back would.
    */
   noteAppended(sessionId: string, events: readonly StoredEvent[]): void {
     const entry = this.sessions.get(sessionId);
-    if (!entry || events.length === 0 || !this.source.asRead) return;
+    if (!entry || events.length === 0) return;
     if (events[0].sequence !== entry.history.lastSequence + 1) return;
     try {
-      entry.history.apply(this.source.asRead(events));
+      entry.history.apply(events);
     } catch {
       // The same events read back would fail the same way: let the next build meet it there.
       this.sessions.delete(sessionId);
@@ -189,6 +230,11 @@ export class ContextEngine {
     if (!this.sessions.has(sessionId)) this.remember(sessionId, entry);
   }
 
+  /** Drops this engine's fold of a session (its events were rewritten: a memory's erasure); the next build reads the log. */
+  forget(sessionId: string): void {
+    this.sessions.delete(sessionId);
+  }
+
   /** Keeps `entry` as the session's fold, most recently used; the least recently used beyond the cap go. */
   private remember(sessionId: string, entry: SessionEntry): void {
     this.sessions.set(sessionId, entry);
@@ -217,6 +263,7 @@ export class ContextEngine {
       entry = { history: new SessionHistory(), regionA: null };
       if (resume && resume.readAfterSequence > 0) {
         entry.history.restore(resume.readAfterSequence, resume.workingState);
+        entry.partial = true;
         restored = true;
       }
     }
@@ -253,151 +300,251 @@ export class ContextEngine {
       inputs.resume ?? null,
       inputs.knownSequence ?? null,
     );
-    const history = inputs.pending && inputs.pending.length > 0 ? withPending(kept, inputs.pending) : kept;
+    const history = inputs.pending && inputs.pending.length > 0 ? withPending(kept, inputs) : kept;
     const entry = this.sessions.get(inputs.sessionId)!;
     const estimator = this.estimators.forModel(inputs.model.provider, inputs.model.model);
     const regionA = this.regionA(entry, inputs, estimator);
-    const limit = inputs.model.contextLimit;
     const current = inputs.userMessageId
       ? history.units.find((u) => u.kind === 'user' && u.messageId === inputs.userMessageId && u.runId === inputs.runId)
       : undefined;
-    const pinFrom = current?.sequence ?? history.lastSequence + 1;
     const events: NewEvent[] = [];
+    const section = await this.memorySection(entry, history, inputs, current, events);
+    const frame: BuildFrame = {
+      inputs,
+      history,
+      regionA,
+      estimator,
+      current,
+      pinFrom: current?.sequence ?? history.lastSequence + 1,
+      memory: section ? { section, tokens: ITEM_OVERHEAD_TOKENS + estimator.count(section.text) } : null,
+    };
     let compaction: { data: EventPayloads['context.compacted'] } | null = history.compaction;
-    let compactions = 0;
-    for (;;) {
-      const workingState = compaction ? mergeState(history, compaction.data) : history.workingState();
-      const note = runtimeNote(inputs, renderWorkingState(workingState));
-      const summaryText = compaction ? renderSummary(compaction.data.summary, summaryRange(compaction.data)) : '';
-      const noteTokens = ITEM_OVERHEAD_TOKENS + estimator.count(note);
-      const summaryTokens = compaction ? ITEM_OVERHEAD_TOKENS + estimator.count(summaryText) : 0;
-      const budget = allocate(
-        limit,
-        {
-          platform: regionA.platformTokens,
-          agent: regionA.agentTokens,
-          tools: regionA.toolTokens,
-          workingState: noteTokens,
-          retrieved: 0,
-          summary: summaryTokens,
-        },
-        inputs.agent.limits.maxOutputTokens,
-        this.caps,
+    for (let compactions = 0; ; compactions++) {
+      const round = this.fit(frame, compaction);
+      const replace =
+        round.fits || inputs.model.contextLimit === null || compactions >= MAX_COMPACTIONS_PER_STEP
+          ? []
+          : compactions === 0
+            ? firstPass(round.overflow, round.selected, frame.pinFrom, round.budget.historyTokens / 2)
+            : secondPass(round.kept, current);
+      if (replace.length === 0) return this.assemble(frame, round, compaction, events, compactions);
+      const data = await this.compactRound(frame, round, compaction, replace);
+      compaction = { data };
+      // The build precedes its model call's start: the call is still `building` (its initial state).
+      const compacted = modelCallDecider.decide(
+        { kind: 'RecordCompaction', runId: inputs.runId, actor: WORKER, compaction: data },
+        modelCallDecider.initialState(),
       );
-      const covered = compaction?.data.coveredThroughSequence ?? 0;
-      const selection = selectHistory(history.units, {
-        runId: inputs.runId,
-        afterSequence: covered,
-        pinFrom,
-        budget: budget.historyTokens,
-        estimator,
-      });
-      const kept = [...selection.kept];
-      let keptTokens = selection.tokens;
-      if (current && !kept.includes(current)) {
-        kept.unshift(current);
-        keptTokens += unitTokens(current, estimator);
-      }
-      const fits = selection.overflow.length === 0 && keptTokens <= budget.historyTokens;
-      if (!fits && limit !== null && compactions < MAX_COMPACTIONS_PER_STEP) {
-        const replace =
-          compactions === 0
-            ? firstPass(selection.overflow, selection.kept, pinFrom, budget.historyTokens / 2)
-            : secondPass(kept, current);
-        if (replace.length > 0) {
-          const before = budgetTotal(regionA, noteTokens, summaryTokens, keptTokens, budget.reserveOutputTokens);
-          const out = await this.compact(
-            compaction?.data.summary ?? null,
-            workingState,
-            replace,
-            current,
-            estimator,
-            limit,
-            inputs,
-          );
-          compactions += 1;
-          const data = compactionEvent(out, inputs, replace, compaction?.data ?? null, before);
-          compaction = { data };
-          // The build precedes its model call's start: the call is still `building` (its initial state).
-          const compacted = modelCallDecider.decide(
-            { kind: 'RecordCompaction', runId: inputs.runId, actor: WORKER, compaction: data },
-            modelCallDecider.initialState(),
-          );
-          events.push(...eventsOrThrow(compacted));
-          continue;
-        }
-      }
-      let finalBudget = budget;
-      if (!fits) {
-        const shrunk = yieldReserve(budget, keptTokens, this.caps);
-        if (shrunk === null || selection.overflow.length > 0) {
-          throw new ContextOverflow(
-            `the request needs ${keptTokens} history tokens but only ${budget.historyTokens} fit the model's window of ${String(limit)} tokens after ${compactions} compaction(s)`,
-            { limit, historyTokens: keptTokens, available: budget.historyTokens, compactions },
-          );
-        }
-        finalBudget = shrunk;
-      }
-      if (events.length > 0) {
-        const last = events[events.length - 1] as NewEvent<'context.compacted'>;
-        last.data.tokensAfter = budgetTotal(
-          regionA,
-          noteTokens,
-          summaryTokens,
-          keptTokens,
-          finalBudget.reserveOutputTokens,
+      events.push(...eventsOrThrow(compacted));
+    }
+  }
+
+  /**
+   * The session's memory snapshot (ADR 0035): the one its log holds; else, at the session's first
+   * run, a new one (its `memory.retrieved` trace is pushed onto `events`, to ride with the call's
+   * start); else, for a fold that does not reach back to the session's start, the recorded one.
+   * Writes made during the session never change it (plan §10.1's prompt-stability rule).
+   */
+  private async memorySection(
+    entry: SessionEntry,
+    history: SessionHistory,
+    inputs: ContextBuildInputs,
+    current: HistoryUnit | undefined,
+    events: NewEvent[],
+  ): Promise<MemorySection | null> {
+    const memory = this.options.memory;
+    if (!memory || memory.items <= 0) return null;
+    const logged = history.memorySnapshot;
+    if (logged) return { retrievalId: logged.retrievalId, text: logged.text };
+    if (entry.memory?.runId === inputs.runId) return entry.memory.section;
+    const firstRun = !entry.partial && !history.units.some((u) => u.runId !== null && u.runId !== inputs.runId);
+    if (!firstRun) {
+      const recorded = entry.partial
+        ? await memory.store.snapshotOf(inputs.sessionId, inputs.principal.tenantId)
+        : null;
+      entry.memory = { runId: inputs.runId, section: recorded };
+      return recorded;
+    }
+    const taken = await takeSnapshot(memory, {
+      tenantId: inputs.principal.tenantId,
+      principalId: inputs.principal.principalId,
+      agentId: inputs.agent.id,
+      runId: inputs.runId,
+      query: current?.text ?? null,
+      nowIso: inputs.nowIso,
+      newId: inputs.newId,
+    });
+    entry.memory = { runId: inputs.runId, section: taken?.section ?? null };
+    if (taken) events.push(...taken.events);
+    return taken?.section ?? null;
+  }
+
+  /** One try at fitting the history into the window, under the compaction in force. */
+  private fit(frame: BuildFrame, compaction: { data: EventPayloads['context.compacted'] } | null): FitRound {
+    const { inputs, history, regionA, estimator, current } = frame;
+    const workingState = compaction ? mergeState(history, compaction.data) : history.workingState();
+    const note = runtimeNote(inputs, renderWorkingState(workingState));
+    const summaryText = compaction ? renderSummary(compaction.data.summary, summaryRange(compaction.data)) : '';
+    const noteTokens = ITEM_OVERHEAD_TOKENS + estimator.count(note);
+    const summaryTokens = compaction ? ITEM_OVERHEAD_TOKENS + estimator.count(summaryText) : 0;
+    const budget = allocate(
+      inputs.model.contextLimit,
+      {
+        platform: regionA.platformTokens,
+        agent: regionA.agentTokens,
+        tools: regionA.toolTokens,
+        workingState: noteTokens,
+        retrieved: frame.memory?.tokens ?? 0,
+        summary: summaryTokens,
+      },
+      inputs.agent.limits.maxOutputTokens,
+      this.caps,
+    );
+    // Retrieved context yields first, whole: the snapshot is sent as taken or not at all.
+    const memory = frame.memory !== null && budget.retrievedContextTokens >= frame.memory.tokens;
+    const covered = compaction?.data.coveredThroughSequence ?? 0;
+    const selection = selectHistory(history.units, {
+      runId: inputs.runId,
+      afterSequence: covered,
+      pinFrom: frame.pinFrom,
+      budget: budget.historyTokens,
+      estimator,
+    });
+    const kept = [...selection.kept];
+    let keptTokens = selection.tokens;
+    if (current && !kept.includes(current)) {
+      kept.unshift(current);
+      keptTokens += unitTokens(current, estimator);
+    }
+    const fits = selection.overflow.length === 0 && keptTokens <= budget.historyTokens;
+    return {
+      workingState,
+      note,
+      summaryText,
+      noteTokens,
+      summaryTokens,
+      budget,
+      covered,
+      selected: selection.kept,
+      overflow: selection.overflow,
+      kept,
+      keptTokens,
+      fits,
+      memory,
+    };
+  }
+
+  /** Compacts `replace` into the running summary: the `context.compacted` payload of this round. */
+  private async compactRound(
+    frame: BuildFrame,
+    round: FitRound,
+    compaction: { data: EventPayloads['context.compacted'] } | null,
+    replace: HistoryUnit[],
+  ): Promise<EventPayloads['context.compacted']> {
+    const { inputs, regionA, estimator, current } = frame;
+    const before = budgetTotal(
+      regionA,
+      round.noteTokens + memoryTokens(frame, round),
+      round.summaryTokens,
+      round.keptTokens,
+      round.budget.reserveOutputTokens,
+    );
+    const out = await this.compact(
+      compaction?.data.summary ?? null,
+      round.workingState,
+      replace,
+      current,
+      estimator,
+      inputs.model.contextLimit!,
+      inputs,
+    );
+    return compactionEvent(out, inputs, replace, compaction?.data ?? null, before);
+  }
+
+  /** The request, its build record and checkpoint reference, from the round that fits (or the last one). */
+  private assemble(
+    frame: BuildFrame,
+    round: FitRound,
+    compaction: { data: EventPayloads['context.compacted'] } | null,
+    events: NewEvent[],
+    compactions: number,
+  ): BuiltContext {
+    const { inputs, regionA, estimator, current } = frame;
+    const limit = inputs.model.contextLimit;
+    const { noteTokens, summaryTokens, keptTokens, covered } = round;
+    let finalBudget = round.budget;
+    if (!round.fits) {
+      const shrunk = yieldReserve(round.budget, keptTokens, this.caps);
+      if (shrunk === null || round.overflow.length > 0) {
+        throw new ContextOverflow(
+          `the request needs ${keptTokens} history tokens but only ${round.budget.historyTokens} fit the model's window of ${String(limit)} tokens after ${compactions} compaction(s)`,
+          { limit, historyTokens: keptTokens, available: round.budget.historyTokens, compactions },
         );
       }
-      const conversation = render(
-        inputs.runId,
-        kept,
-        current,
-        note,
-        compaction ? { text: summaryText, id: compaction.data.compactionId } : null,
-      );
-      const record: ContextBuildRecord = {
-        limit,
-        total: budgetTotal(regionA, noteTokens, summaryTokens, keptTokens, finalBudget.reserveOutputTokens),
-        estimator: estimator.id,
-        tokens: {
-          platform: regionA.platformTokens,
-          agent: regionA.agentTokens,
-          tools: regionA.toolTokens,
-          workingState: noteTokens,
-          retrieved: 0,
-          summary: summaryTokens,
-          history: keptTokens,
-          reserveOutput: finalBudget.reserveOutputTokens,
-        },
-        prefixEpoch: regionA.epoch,
-        compactions,
-        historyItems: kept.length,
-      };
-      const requested = inputs.agent.limits.maxOutputTokens;
-      const request: ModelRequest = {
-        modelPolicy: inputs.agent.modelPolicy,
-        system: regionA.system,
-        tools: regionA.tools,
-        conversation,
-        maximumOutputTokens:
-          limit !== null && (requested === null || finalBudget.reserveOutputTokens < requested)
-            ? finalBudget.reserveOutputTokens
-            : requested,
-        temperature: null,
-        cacheHints: CACHE_HINTS,
-        prefixHash: regionA.hash,
-        metadata: { step: String(inputs.step), run_id: inputs.runId, attempt_id: inputs.attemptId },
-      };
-      const checkpoint: ContextCheckpointRef | null = compaction
-        ? {
-            compactionId: compaction.data.compactionId,
-            coveredThroughSequence: covered,
-            readAfterSequence: current ? Math.min(covered, current.sequence - 1) : covered,
-            workingState,
-          }
-        : null;
-      return { request, record, events, checkpoint };
+      finalBudget = shrunk;
     }
+    const retrieved = memoryTokens(frame, round);
+    const total = budgetTotal(
+      regionA,
+      noteTokens + retrieved,
+      summaryTokens,
+      keptTokens,
+      finalBudget.reserveOutputTokens,
+    );
+    const lastCompaction = events
+      .filter((e): e is NewEvent<'context.compacted'> => e.type === 'context.compacted')
+      .at(-1);
+    if (lastCompaction) lastCompaction.data.tokensAfter = total;
+    const conversation = render(
+      inputs.runId,
+      round.kept,
+      current,
+      round.note,
+      compaction ? { text: round.summaryText, id: compaction.data.compactionId } : null,
+      round.memory && frame.memory ? frame.memory.section : null,
+    );
+    const record: ContextBuildRecord = {
+      limit,
+      total,
+      estimator: estimator.id,
+      tokens: {
+        platform: regionA.platformTokens,
+        agent: regionA.agentTokens,
+        tools: regionA.toolTokens,
+        workingState: noteTokens,
+        retrieved,
+        summary: summaryTokens,
+        history: keptTokens,
+        reserveOutput: finalBudget.reserveOutputTokens,
+      },
+      prefixEpoch: regionA.epoch,
+      compactions,
+      historyItems: round.kept.length,
+    };
+    const requested = inputs.agent.limits.maxOutputTokens;
+    const request: ModelRequest = {
+      modelPolicy: inputs.agent.modelPolicy,
+      system: regionA.system,
+      tools: regionA.tools,
+      conversation,
+      maximumOutputTokens:
+        limit !== null && (requested === null || finalBudget.reserveOutputTokens < requested)
+          ? finalBudget.reserveOutputTokens
+          : requested,
+      temperature: null,
+      cacheHints: CACHE_HINTS,
+      prefixHash: regionA.hash,
+      metadata: { step: String(inputs.step), run_id: inputs.runId, attempt_id: inputs.attemptId },
+    };
+    const checkpoint: ContextCheckpointRef | null = compaction
+      ? {
+          compactionId: compaction.data.compactionId,
+          coveredThroughSequence: covered,
+          readAfterSequence: current ? Math.min(covered, current.sequence - 1) : covered,
+          workingState: round.workingState,
+        }
+      : null;
+    return { request, record, events, checkpoint };
   }
 
   /**
@@ -518,6 +665,11 @@ function runtimeNote(inputs: ContextBuildInputs, workingState: string): string {
   return workingState ? `${head}\n\n${workingState}` : head;
 }
 
+/** The memory snapshot's tokens when this round sends it, else 0. */
+function memoryTokens(frame: BuildFrame, round: FitRound): number {
+  return round.memory && frame.memory ? frame.memory.tokens : 0;
+}
+
 function budgetTotal(a: RegionA, note: number, summary: number, history: number, reserve: number): number {
   return a.platformTokens + a.agentTokens + a.toolTokens + note + summary + history + reserve;
 }
@@ -596,8 +748,16 @@ function render(
   current: HistoryUnit | undefined,
   note: string,
   summary: { text: string; id: string } | null,
+  memory: MemorySection | null,
 ): ConversationItem[] {
   const items: ConversationItem[] = [];
+  // The session's frozen memory snapshot opens Region B: the same bytes in every run of the session.
+  if (memory)
+    items.push({
+      kind: 'user',
+      messageId: `memory-snapshot-${memory.retrievalId}`,
+      content: [{ type: 'text', text: memory.text }],
+    });
   if (summary)
     items.push({
       kind: 'user',
@@ -622,8 +782,26 @@ function render(
 }
 
 /** A copy of `history` with `pending` folded in, numbered from the fold's next sequence. */
-function withPending(history: SessionHistory, pending: readonly StoredEvent[]): SessionHistory {
+function withPending(history: SessionHistory, inputs: ContextBuildInputs): SessionHistory {
   const copy = history.fork();
-  copy.apply(pending.map((e, i) => ({ ...e, sequence: history.lastSequence + 1 + i })));
+  const pending = inputs.pending ?? [];
+  copy.apply(
+    pending.map(
+      (e, i) =>
+        ({
+          ...e,
+          id: 0,
+          sessionId: inputs.sessionId,
+          runId: e.runId ?? null,
+          sequence: history.lastSequence + 1 + i,
+          schemaVersion: EVENT_CATALOG[e.type].currentVersion,
+          actorType: e.actorType ?? 'system',
+          actorId: e.actorId ?? null,
+          tenantId: inputs.principal.tenantId,
+          traceId: e.traceId ?? null,
+          createdAt: inputs.nowIso,
+        }) as StoredEvent,
+    ),
+  );
   return copy;
 }

@@ -1,4 +1,5 @@
 import type { ConversationItem, ToolCallItem, ToolResultItem } from '../domain/conversation/items';
+import { canonicalValue } from './canonical-value';
 import { textOf } from '../domain/conversation/items';
 import { EMPTY_WORKING_STATE, type WorkingState } from '../domain/context/working-state';
 import { ContextBuildError } from '../domain/errors';
@@ -29,6 +30,16 @@ export interface HistoryUnit {
   /** Cached token count and the estimator it was counted with. */
   tokens: number;
   countedBy: string | null;
+  /**
+   * A tool turn of a run a newer message interrupted (issue 33): its calls and results (synthetic
+   * ones for the calls it left open) are part of the history later runs start with.
+   */
+  carried?: boolean;
+  /**
+   * Work of a run a newer message rolled back (`run.rolled_back`, issue 33): kept in the log, never
+   * in a later run's context. The run's user message is not hidden.
+   */
+  hidden?: boolean;
 }
 
 export interface ToolPair {
@@ -58,6 +69,8 @@ export class SessionHistory {
   compaction: CompactionCheckpoint | null = null;
   /** The latest working state written by `plan.update` (after the latest compaction's, if newer). */
   planState: { readonly sequence: number; readonly state: WorkingState } | null = null;
+  /** The session's frozen memory snapshot (`memory.retrieved`, purpose `snapshot`; ADR 0035). */
+  memorySnapshot: { readonly sequence: number; readonly retrievalId: string; readonly text: string } | null = null;
   /** The Region A hash of the latest model request in the session and its epoch number. */
   lastPrefixHash: string | null = null;
   prefixEpoch = 0;
@@ -77,6 +90,7 @@ export class SessionHistory {
       units: this.units,
       compaction: this.compaction,
       planState: this.planState,
+      memorySnapshot: this.memorySnapshot,
       lastPrefixHash: this.lastPrefixHash,
       prefixEpoch: this.prefixEpoch,
       turns: this.turns,
@@ -86,6 +100,7 @@ export class SessionHistory {
     copy.units.push(...state.units);
     copy.compaction = state.compaction;
     copy.planState = state.planState;
+    copy.memorySnapshot = state.memorySnapshot;
     copy.lastPrefixHash = state.lastPrefixHash;
     copy.prefixEpoch = state.prefixEpoch;
     for (const [k, v] of state.turns) copy.turns.set(k, v);
@@ -105,7 +120,8 @@ export class SessionHistory {
   apply(events: readonly StoredEvent[]): void {
     for (const e of events) {
       if (e.sequence <= this.lastSequence) continue;
-      this.applyOne(e);
+      // The payload in its canonical form: the fold is the same whoever handed the event over.
+      this.applyOne({ ...e, data: canonicalValue(e.data) } as StoredEvent);
       this.lastSequence = e.sequence;
     }
   }
@@ -121,15 +137,9 @@ export class SessionHistory {
     const data = e.data as unknown;
     if (data === null || typeof data !== 'object') bad('payload is not an object');
     switch (e.type) {
-      case 'user.message.created': {
-        if (!Array.isArray(e.data.content)) bad('content is not a list');
-        const text = textOf(e.data.content);
-        this.units.push(unit('user', e, text, e.data.messageId));
-        break;
-      }
+      case 'user.message.created':
       case 'assistant.message.completed':
-        if (typeof e.data.text !== 'string') bad('text is not a string');
-        this.units.push(unit('assistant', e, e.data.text, null));
+        this.units.push(messageUnit(e));
         break;
       case 'tool.call.proposed':
         if (typeof e.data.callId !== 'string' || typeof e.data.toolName !== 'string') bad('callId/toolName missing');
@@ -147,13 +157,41 @@ export class SessionHistory {
       case 'model.request.started':
         this.requestStarted(e);
         break;
+      case 'memory.retrieved':
+        this.memoryRetrieved(e);
+        break;
+      case 'run.interrupted':
+      case 'run.rolled_back':
+        this.stoppedByNewerMessage(e);
+        break;
       default:
         break;
     }
   }
 
+  /** The session's frozen memory snapshot (ADR 0035): the latest `snapshot` retrieval's rendering. */
+  private memoryRetrieved(e: StoredEvent<'memory.retrieved'>): void {
+    if (e.data.purpose === 'snapshot' && typeof e.data.rendered === 'string')
+      this.memorySnapshot = { sequence: e.sequence, retrievalId: e.data.retrievalId, text: e.data.rendered };
+  }
+
+  /**
+   * A run a newer message stopped (issue 33): an interrupted run's tool turns are carried into the
+   * next run's context; a rolled-back run's work after its user message is hidden from it.
+   */
+  private stoppedByNewerMessage(e: StoredEvent<'run.interrupted' | 'run.rolled_back'>): void {
+    for (const u of this.units) {
+      if (u.runId !== e.runId) continue;
+      if (e.type === 'run.rolled_back' && u.kind !== 'user') u.hidden = true;
+      if (e.type === 'run.interrupted' && u.kind === 'tool_turn') u.carried = true;
+    }
+  }
+
   /** A proposed call joins its model step's tool turn (one turn per run and step). */
   private proposed(e: StoredEvent<'tool.call.proposed'>): void {
+    // A bridged call is the program's, not the model's: its outcome reaches the model inside the
+    // `sandbox.run_program` result, and a provider refuses a tool result it never asked for.
+    if (e.data.via === 'bridge') return;
     const key = `${e.runId ?? ''}#${e.data.step}`;
     let turn = this.turns.get(key);
     if (!turn) {
@@ -230,6 +268,16 @@ function corrupt(e: StoredEvent, why: string): never {
   });
 }
 
+/** A user message or an assistant answer as its unit (a payload without its text is corrupt). */
+function messageUnit(e: StoredEvent<'user.message.created' | 'assistant.message.completed'>): HistoryUnit {
+  if (e.type === 'user.message.created') {
+    if (!Array.isArray(e.data.content)) corrupt(e, 'content is not a list');
+    return unit('user', e, textOf(e.data.content), e.data.messageId);
+  }
+  if (typeof e.data.text !== 'string') corrupt(e, 'text is not a string');
+  return unit('assistant', e, e.data.text, null);
+}
+
 function unit(kind: HistoryUnit['kind'], e: StoredEvent, text: string, messageId: string | null): HistoryUnit {
   return {
     kind,
@@ -258,9 +306,14 @@ export function unitItems(u: HistoryUnit): ConversationItem[] {
   }
 }
 
-/** Whether a unit belongs in run `runId`'s context: prior runs contribute only portable text. */
+/**
+ * Whether a unit belongs in run `runId`'s context: prior runs contribute only portable text, except
+ * an interrupted run, whose partial work (calls with their results) the next run starts with, and a
+ * rolled-back run, whose work after its user message no later run sees.
+ */
 export function relevantTo(u: HistoryUnit, runId: string): boolean {
-  return u.kind !== 'tool_turn' || u.runId === runId;
+  if (u.hidden === true && u.runId !== runId) return false;
+  return u.kind !== 'tool_turn' || u.runId === runId || u.carried === true;
 }
 
 /** Tokens of a unit under `estimator`, counted once and cached on the unit. */

@@ -19,6 +19,8 @@ const PAGES = [
   /^\/$/,
   /^\/console\/?$/,
   /^\/mcp\/?$/,
+  /^\/memories\/?$/,
+  /^\/schedules\/?$/,
   /^\/sessions\/[0-9a-f-]{36}\/?$/i,
   /^\/runs\/[0-9a-f-]{36}\/?$/i,
 ];

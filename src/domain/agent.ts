@@ -1,5 +1,6 @@
 import { isMcpToolGranted, parseMcpToolName, type McpServerGrant } from './mcp-grants';
 import type { RunLimits } from './run/limits';
+import type { MultitaskStrategy } from './run/multitask';
 
 /** An agent is configuration, not a subclass (plan §6.1). Persisted with its version before use. */
 export interface AgentSpec {
@@ -20,7 +21,14 @@ export interface AgentSpec {
    */
   readonly mcpGrants?: readonly McpServerGrant[];
   readonly policyProfile: string;
+  /** What a message does while a run of the session works (`multitask_strategy`); absent: `reject`. */
+  readonly multitaskStrategy?: MultitaskStrategy;
   readonly limits: RunLimits;
+  /**
+   * The most a run of this agent may do (`allowed_scopes`, ADR 0032): a run's scope set is its
+   * submitter's scopes narrowed to these. Absent: the agent narrows nothing.
+   */
+  readonly allowedScopes?: readonly string[];
   readonly metadata: Readonly<Record<string, unknown>>;
 }
 

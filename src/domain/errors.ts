@@ -39,6 +39,15 @@ export class ConcurrencyConflict extends AgentError {
 export class LeaseFencedError extends AgentError {
   readonly code = 'lease_fenced';
 }
+/**
+ * The database could not be reached or answered as a non-primary (a failover in progress: connection
+ * refused or cut, the server shutting down or starting, a demoted primary refusing writes). Whether
+ * the statement in flight committed is unknown. The API answers 503; a run loop stops touching the
+ * run as if fenced and its lease expires, so another worker resumes it from the log (ADR 0031).
+ */
+export class DatabaseUnavailable extends AgentError {
+  readonly code = 'database_unavailable';
+}
 export class UnknownEventTypeError extends AgentError {
   readonly code = 'unknown_event_type';
 }

@@ -5,10 +5,18 @@
  */
 export type GrantDecision = 'allow' | 'deny';
 
+/** One tool's argument rules: per argument name, a JSON Schema the argument must satisfy when given. */
+export type ArgumentRules = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+
 export interface McpServerGrant {
   readonly serverId: string;
   readonly default: GrantDecision;
   readonly tools: Readonly<Record<string, GrantDecision>>;
+  /**
+   * Per tool (the tool part of `mcp.<server>.<tool>`), constraints on its arguments checked by
+   * policy before the call runs (docs/mcp.md "Argument rules"); absent or empty: none.
+   */
+  readonly rules?: Readonly<Record<string, ArgumentRules>>;
 }
 
 const MCP_TOOL = /^mcp\.([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)$/;
@@ -27,6 +35,14 @@ export function isMcpToolGranted(grants: readonly McpServerGrant[], name: string
   const grant = grants.find((g) => g.serverId === parsed.serverId);
   if (!grant) return false;
   return (grant.tools[parsed.tool] ?? grant.default) === 'allow';
+}
+
+/** The argument rules the agent's grant sets on the MCP tool `name`, or null when it sets none. */
+export function mcpArgumentRules(grants: readonly McpServerGrant[], name: string): ArgumentRules | null {
+  const parsed = parseMcpToolName(name);
+  if (!parsed) return null;
+  const rules = grants.find((g) => g.serverId === parsed.serverId)?.rules?.[parsed.tool];
+  return rules && Object.keys(rules).length > 0 ? rules : null;
 }
 
 /** Replaces (or adds) the grant for one server; order is by server id so the result is canonical. */

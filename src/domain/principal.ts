@@ -22,5 +22,9 @@ export const LOCAL_PRINCIPAL: Principal = {
     'trajectories.export',
     'consent.manage',
     'consent.admin',
+    'memory.read',
+    'memory.write',
+    'schedules.read',
+    'schedules.write',
   ]),
 };

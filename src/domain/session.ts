@@ -11,6 +11,8 @@ export interface SessionRecord {
   readonly title: string | null;
   readonly lastSequence: number;
   readonly activeRunId: string | null;
+  /** Runs queued behind the active one (`multitask_strategy: enqueue`), the next first. */
+  readonly queuedRunIds: readonly string[];
   readonly lastRunId: string | null;
   readonly createdAt: string;
   readonly updatedAt: string;

@@ -35,8 +35,18 @@ export interface PolicyDocument {
   readonly version: number;
   readonly sideEffects: Readonly<Record<SideEffectClass, Rule>>;
   readonly tools: Readonly<Record<string, Rule>>;
-  readonly approvals: { readonly ttlSeconds: number | null; readonly onExpiry: 'inform_model' | 'fail_run' };
+  readonly approvals: {
+    readonly ttlSeconds: number | null;
+    readonly onExpiry: 'inform_model' | 'fail_run';
+    /** How long before its expiry a pending approval's recipient is warned (issue 31); null: never. */
+    readonly warnBeforeSeconds: number | null;
+  };
+  /** Long-term memory writes (ADR 0035): whether `sensitive` memories may be stored (default deny). */
+  readonly memory: { readonly sensitive: 'allow' | 'deny' };
 }
+
+/** `approvals.warn_before_seconds` when the policy does not say: ten minutes. */
+export const DEFAULT_WARN_BEFORE_SECONDS = 600;
 
 /** Restrictiveness order: a per-tool rule may never be looser than its side-effect row. */
 const STRICTNESS: Record<PolicyDecisionType, number> = {
@@ -78,7 +88,13 @@ const documentSchema = {
       properties: {
         ttl_seconds: { type: ['integer', 'null'], minimum: 1 },
         on_expiry: { enum: ['inform_model', 'fail_run'] },
+        warn_before_seconds: { type: ['integer', 'null'], minimum: 1 },
       },
+    },
+    memory: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { sensitive: { enum: ['allow', 'deny'] } },
     },
   },
 };
@@ -93,7 +109,12 @@ interface DocumentYaml {
   version: number;
   side_effects: Record<SideEffectClass, RuleYaml>;
   tools?: Record<string, RuleYaml>;
-  approvals: { ttl_seconds: number | null; on_expiry: 'inform_model' | 'fail_run' };
+  approvals: {
+    ttl_seconds: number | null;
+    on_expiry: 'inform_model' | 'fail_run';
+    warn_before_seconds?: number | null;
+  };
+  memory?: { sensitive?: 'allow' | 'deny' };
 }
 
 function deepFreeze<T>(v: T): T {
@@ -144,7 +165,13 @@ export class PolicyEngine {
         Rule
       >,
       tools: Object.fromEntries(Object.entries(y.tools ?? {}).map(([k, r]) => [k, rule(r)])),
-      approvals: { ttlSeconds: y.approvals.ttl_seconds, onExpiry: y.approvals.on_expiry },
+      approvals: {
+        ttlSeconds: y.approvals.ttl_seconds,
+        onExpiry: y.approvals.on_expiry,
+        warnBeforeSeconds:
+          y.approvals.warn_before_seconds === undefined ? DEFAULT_WARN_BEFORE_SECONDS : y.approvals.warn_before_seconds,
+      },
+      memory: { sensitive: y.memory?.sensitive ?? 'deny' },
     };
     return new PolicyEngine(deepFreeze(doc), createHash('sha256').update(text).digest('hex'));
   }

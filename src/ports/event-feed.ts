@@ -35,3 +35,26 @@ export interface EventFeed {
   subscribe(sessionId: string, listener: FeedListener): Promise<FeedSubscription>;
   close(): Promise<void>;
 }
+
+/** New notification rows committed (ADR 0036): whose they are, not what they say. */
+export interface NotificationNotice {
+  readonly tenantId: string;
+  readonly sessionId: string;
+  /** Recipients; null stands for the session's owner. */
+  readonly principalIds: readonly (string | null)[];
+}
+
+export interface NotificationFeedListener {
+  notified(notice: NotificationNotice): void;
+  /** Notices may have been missed: re-read the notifications. */
+  resynchronize(): void;
+}
+
+/**
+ * Live notices of committed notifications (the append statement's `agent_notifications` NOTIFY).
+ * A notice only nudges: the `notifications` rows stay the source of truth.
+ */
+export interface NotificationFeed {
+  /** Resolves once the feed is listening, so a notification committed after this call is never missed. */
+  subscribeNotifications(listener: NotificationFeedListener): Promise<FeedSubscription>;
+}

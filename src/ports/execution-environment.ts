@@ -83,14 +83,7 @@ export interface ExecutionCommand {
 
 /** How a limit was enforced for one command (issue 28: every limit is reported on the result). */
 export type LimitMechanism =
-  | 'cgroup_v2'
-  | 'cgroup_v1'
-  | 'rlimit'
-  | 'gvisor'
-  | 'tmpfs'
-  | 'probe'
-  | 'service'
-  | 'container_engine';
+  'cgroup_v2' | 'cgroup_v1' | 'rlimit' | 'gvisor' | 'tmpfs' | 'probe' | 'service' | 'container_engine';
 
 export interface EnforcedLimit {
   readonly value: number;

@@ -3,7 +3,7 @@
  * root binds the Prometheus adapter (src/adapters/telemetry/prom-metrics.ts). Every label is
  * low-cardinality — provider, model, tool, status, token class, kind — never an id.
  */
-export type RunEndStatus = 'completed' | 'failed' | 'cancelled';
+export type RunEndStatus = 'completed' | 'failed' | 'cancelled' | 'interrupted';
 export type ToolCallStatus = 'succeeded' | 'failed' | 'denied';
 export type TokenClass = 'uncached_input' | 'cached_input' | 'cache_write' | 'output' | 'reasoning';
 

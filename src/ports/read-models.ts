@@ -23,8 +23,17 @@ export interface SessionMessage {
  * the principal's own tenant and its own sessions, so anything else is simply "not found".
  */
 export interface SessionReadModel {
-  /** The principal's live (not deleted) sessions, newest activity first (updated_at DESC, id DESC). */
-  list(principal: Principal, limit: number, cursor: string | null): Promise<Page<SessionRecord>>;
+  /**
+   * The principal's live (not deleted) sessions, newest activity first (updated_at DESC, id DESC);
+   * with `search` (words), only those whose title or user/assistant message text contains every
+   * word (as a word prefix).
+   */
+  list(
+    principal: Principal,
+    limit: number,
+    cursor: string | null,
+    search?: string | null,
+  ): Promise<Page<SessionRecord>>;
   /** User and completed assistant messages of one session, oldest first; null when the session is not the principal's. */
   messages(
     sessionId: string,
@@ -56,13 +65,22 @@ export interface ApprovalRecord {
   readonly resolvedBy: string | null;
 }
 
-/** Read side of approvals (the `approvals` projection), scoped to the principal like sessions. */
+/**
+ * Whose approvals a reader sees: always one tenant; one principal's, or every principal's of the
+ * tenant when `principalId` is null (an approver, `approvals.review`; see `approvalReach`).
+ */
+export interface ApprovalReach {
+  readonly tenantId: string;
+  readonly principalId: string | null;
+}
+
+/** Read side of approvals (the `approvals` projection), scoped by tenant and, unless an approver reads, principal. */
 export interface ApprovalReadModel {
   list(
-    principal: Principal,
+    reach: ApprovalReach,
     filter: 'pending' | 'resolved' | null,
     limit: number,
     cursor: string | null,
   ): Promise<Page<ApprovalRecord>>;
-  get(approvalId: string, principal: Principal): Promise<ApprovalRecord | null>;
+  get(approvalId: string, reach: ApprovalReach): Promise<ApprovalRecord | null>;
 }

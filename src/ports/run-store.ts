@@ -1,6 +1,7 @@
 import type { Principal } from '../domain/principal';
 import type { StoredCheckpoint } from '../domain/run/checkpoint';
 import type { RunClaim, RunRecord, TraceRef } from '../domain/run/run';
+import type { ChildOutcome } from '../domain/delegation/join';
 
 /** Reads the run read model. A principal scopes the read to its tenant; `null` is the worker (system). */
 export interface RunRepository {
@@ -32,14 +33,25 @@ export interface RunQueue {
    */
   claim(workerId: string, leaseMs: number, onlyRunId?: string, trace?: TraceRef | null): Promise<RunClaim | null>;
   /** Extends the lease; false means the worker has been fenced and must stop touching the run. */
-  heartbeat(claim: RunClaim, leaseMs: number): Promise<{ held: boolean; cancelRequested: boolean }>;
+  /**
+   * Renews the lease: whether it is still held, and whether a stop was requested — a cancel, or an
+   * interrupt for a newer message (`interruptRequested`, issue 33: the loop stops at its next safe
+   * point instead of aborting what is in flight).
+   */
+  heartbeat(
+    claim: RunClaim,
+    leaseMs: number,
+  ): Promise<{ held: boolean; cancelRequested: boolean; interruptRequested?: boolean }>;
 }
 
 export interface CheckpointStore {
   latest(runId: string): Promise<StoredCheckpoint | null>;
 }
 
-/** Transient frames (text and reasoning deltas): delivered live, never persisted. */
+/**
+ * Transient frames (text and reasoning deltas): delivered live, never persisted, and never carrying
+ * a credential raw (the events' credential scan runs on them; a hit is published redacted).
+ */
 export interface TransientPublisher {
   publish(frame: {
     sessionId: string;
@@ -52,4 +64,29 @@ export interface TransientPublisher {
    * sent yet need not be (clients replace the deltas with the committed message).
    */
   supersede(sessionId: string, runId: string): void;
+  /**
+   * The model's stream of the run's current turn ended: text held back by the credential scan (a
+   * possible credential still being streamed) is published now, redacted. Resolves once sent.
+   */
+  endOfStream(sessionId: string, runId: string): Promise<void>;
+}
+
+/** A child run as its parent's join, cancellation and run view read it (ADR 0037). */
+export interface ChildRun extends ChildOutcome {
+  readonly tenantId: string;
+  /** The `delegate.run` invocation of the parent that made it. */
+  readonly invocationId: string;
+  readonly createdAt: string;
+}
+
+/** The child runs of `delegate.run` (plan §27.6, ADR 0037). */
+export interface ChildRunStore {
+  /** The parent's child runs, oldest first, each with the artifacts its run created. `tenantId` null: the worker. */
+  childrenOf(parentRunId: string, tenantId: string | null): Promise<ChildRun[]>;
+  /** Parents waiting for children of which none is still active: joins a lost NOTIFY left undone. */
+  joinableParents(limit: number): Promise<string[]>;
+  /** Active children whose parent has ended: cancellations the parent's cancel did not reach. */
+  orphanedChildren(limit: number): Promise<{ readonly runId: string; readonly tenantId: string }[]>;
+  /** The tenant's active (non-terminal) runs, children included (per-tenant admission). */
+  activeRunCount(tenantId: string): Promise<number>;
 }

@@ -17,6 +17,11 @@ export interface BridgeGrant {
   readonly tools: readonly string[];
   /** Calls the program may make in all. */
   readonly callBudget: number;
+  /**
+   * The run's tool pipeline for this program's calls (`ToolExecutionContext.callTool`); the
+   * server's own invoker answers when it is absent (a tool run outside a run).
+   */
+  readonly invoke?: (call: BridgeCall) => Promise<BridgeCallOutcome>;
 }
 
 export interface BridgeCall {

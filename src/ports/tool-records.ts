@@ -23,6 +23,8 @@ export interface ApprovalRecord {
   readonly resolvedAt: string | null;
   readonly resolvedBy: string | null;
   readonly reason: string | null;
+  /** When the reaper warned that the approval is about to expire (`approval.expiring`), or null. */
+  readonly expiryWarnedAt?: string | null;
 }
 
 /** One tool invocation as the pipeline's recovery needs it. */
@@ -51,8 +53,15 @@ export interface ToolRecordStore {
   listApprovals(tenantId: string, status: ApprovalStatus | null, limit: number): Promise<ApprovalRecord[]>;
   /** Pending approvals of a run. */
   pendingApprovalsOfRun(runId: string): Promise<ApprovalRecord[]>;
+  /**
+   * A run's invocations without an outcome yet (proposed, authorized, waiting for approval, running,
+   * uncertain), oldest first: the calls an interrupted run leaves open (issue 33).
+   */
+  openInvocationsOfRun(runId: string): Promise<{ invocationId: string; status: string }[]>;
   /** Pending approvals whose `expires_at` is at or before `nowIso`, oldest first. */
   expiredApprovals(nowIso: string, limit: number): Promise<ApprovalRecord[]>;
+  /** Pending approvals expiring after `nowIso` but within `leadSeconds` of it, not warned yet, soonest first. */
+  expiringApprovals(nowIso: string, leadSeconds: number, limit: number): Promise<ApprovalRecord[]>;
   invocation(invocationId: string, tenantId: string | null): Promise<InvocationRecord | null>;
   invocationByKey(idempotencyKey: string): Promise<InvocationRecord | null>;
   /**

@@ -1,6 +1,16 @@
 import type { AgentSpec } from '../domain/agent';
 import type { ToolResult, ToolSpec } from '../domain/tools/tool-spec';
 import type { Clock } from './clock';
+import type { BridgeCallOutcome } from './tool-bridge';
+
+/** One call a program makes through the tool bridge, as the tool hands it to the run's pipeline. */
+export interface BridgedToolCall {
+  /** 1, 2, ... within the parent invocation. */
+  readonly sequence: number;
+  readonly toolName: string;
+  readonly arguments: Record<string, unknown>;
+  readonly signal: AbortSignal;
+}
 
 /** What a tool may know about the call it serves. Tools never call the model gateway. */
 export interface ToolExecutionContext {
@@ -18,6 +28,12 @@ export interface ToolExecutionContext {
   readonly deadlineAt?: string | null;
   /** The run's agent (e.g. `skill.load` checks its skill catalog and tools); set by the pipeline. */
   readonly agent?: AgentSpec;
+  /**
+   * Runs a call a program of this invocation made through the tool bridge (plan §8.5) through the
+   * run's tool pipeline — authorization, policy, recording as `tool.call.*` with `via: bridge` —
+   * and answers its outcome. Set by the run loop's pipeline; absent elsewhere.
+   */
+  readonly callTool?: (call: BridgedToolCall) => Promise<BridgeCallOutcome>;
 }
 
 export interface Tool {

@@ -10,6 +10,9 @@ export interface HousekeepingTask {
   readonly name: string;
   readonly everyMs: number;
   run(): Promise<unknown>;
+  /** Started with the worker, before the first run (e.g. a LISTEN that triggers the task's work). */
+  start?(): Promise<void>;
+  stop?(): Promise<void>;
 }
 
 /**
@@ -36,6 +39,7 @@ export class HousekeepingWorker extends Worker {
 
   override async start(): Promise<void> {
     await super.start();
+    for (const task of this.tasks) await task.start?.();
     for (const task of this.tasks) {
       let busy = false;
       const tick = () => {
@@ -63,6 +67,7 @@ export class HousekeepingWorker extends Worker {
   private async stopTasks(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    for (const task of this.tasks) await task.stop?.();
     await Promise.all([...this.running]);
   }
 
@@ -72,7 +77,10 @@ export class HousekeepingWorker extends Worker {
   }
 
   override async crash(): Promise<void> {
+    // The runs are abandoned first, synchronously (a crash is immediate, and the eval harness
+    // crashes at an exact commit); the tasks' own stops (a LISTEN to close) can take a round trip.
+    const crashing = super.crash();
     await this.stopTasks();
-    await super.crash();
+    await crashing;
   }
 }

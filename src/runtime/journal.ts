@@ -4,7 +4,8 @@ import type { Principal } from '../domain/principal';
 import type { CheckpointState, ContextCheckpointRef } from '../domain/run/checkpoint';
 import type { RunClaim, RunRecord } from '../domain/run/run';
 import type { Clock } from '../ports/clock';
-import type { AppendResult, EventStore } from '../ports/event-store';
+import type { EventStore } from '../ports/event-store';
+import type { RunJournal, RunWriteResult, SessionAppend } from '../ports/run-journal';
 import type { CheckpointStore } from '../ports/run-store';
 import { usageAfterResponse } from '../domain/run/usage-after-response';
 import { CancelRequestedSince, type KnownCheckpoint, type LeaseScope } from './lease-scope';
@@ -16,7 +17,10 @@ import { withTraceId, type RunTelemetry } from './tracing';
 export type CommitObserver = (events: readonly StoredEvent[]) => void | Promise<void>;
 
 export interface JournalDeps {
+  /** Reads what others appended since (a refused conditional write). */
   readonly store: EventStore;
+  /** Where every write of the loop goes: fenced by the claim's lease epoch. */
+  readonly journal: RunJournal;
   readonly checkpoints: CheckpointStore;
   readonly telemetry: RunTelemetry;
   readonly clock: Clock;
@@ -61,6 +65,8 @@ export class LoopJournal {
   /** A final answer's response, written ahead of the terminal events in the terminal write. */
   private lead: { events: NewEvent[]; step: number; fromSequence: number } | null = null;
   private found: RunRecord | null = null;
+  /** A newer message asked the run to stop (issue 33): seen by the heartbeat, a refused write, or the run row. */
+  private interrupted = false;
 
   constructor(
     private readonly deps: JournalDeps,
@@ -92,6 +98,16 @@ export class LoopJournal {
    * The run aggregate's state for the worker's decisions: from the row the last write returned (or
    * the lease began with). Without either, the run is the claim's: running under this lease.
    */
+  /** The heartbeat saw an interrupt request: the loop stops at its next safe point. */
+  noteInterrupt(): void {
+    this.interrupted = true;
+  }
+
+  /** Whether the run must stop for a newer message before its next model call or tool. */
+  interruptRequested(): boolean {
+    return this.interrupted || (this.lease?.run.interrupt ?? this.found?.interrupt ?? null) !== null;
+  }
+
   runState(): RunState {
     const row = this.lease?.run ?? this.found;
     if (row) return runStateOf(row);
@@ -167,6 +183,21 @@ export class LoopJournal {
     if (refused !== null)
       this.scope.defer(withTraceId(riding), held ? this.withContextRef(held.checkpoint) : undefined);
     return refused;
+  }
+
+  /**
+   * The parent's wait for its children and the children's sessions and runs, in one transaction
+   * (ADR 0037), conditional like a tool's start: refused, with nothing materialized, once a cancel
+   * was requested since the lease's last write.
+   */
+  async suspendWithChildren(
+    events: readonly NewEvent[],
+    checkpoint: KnownCheckpoint,
+    children: readonly SessionAppend[],
+    signal: AbortSignal,
+  ): Promise<Refusal | null> {
+    await this.flushHeld();
+    return this.commitUnlessCancelled(events, signal, checkpoint, children);
   }
 
   /** A tool with an effect starts only if no cancel was requested since the lease's last write (plan §2.5). */
@@ -249,12 +280,13 @@ export class LoopJournal {
     events: readonly NewEvent[],
     signal: AbortSignal,
     checkpoint?: KnownCheckpoint,
+    alongside?: readonly SessionAppend[],
   ): Promise<Refusal | null> {
     let after = this.scope.knownThrough;
     let condition: number | 'current' = 'current';
     for (;;) {
       try {
-        await this.append(events, checkpoint, condition);
+        await this.append(events, checkpoint, condition, alongside);
         return null;
       } catch (e) {
         if (e instanceof CancelRequestedSince) return signal.aborted ? 'stopped' : 'cancelled';
@@ -264,6 +296,10 @@ export class LoopJournal {
         after = since[since.length - 1].sequence;
         condition = after;
         if (signal.aborted) return 'stopped';
+        if (since.some((ev) => ev.type === 'run.interrupt_requested' && ev.runId === this.claim.runId)) {
+          this.interrupted = true;
+          return 'cancelled';
+        }
         if (since.some((ev) => ev.type === 'run.cancel_requested' && ev.runId === this.claim.runId)) return 'cancelled';
       }
     }
@@ -281,7 +317,8 @@ export class LoopJournal {
     events: readonly NewEvent[],
     checkpoint?: KnownCheckpoint,
     condition?: number | 'current',
-  ): Promise<AppendResult | null> {
+    alongside?: readonly SessionAppend[],
+  ): Promise<RunWriteResult | null> {
     const { telemetry } = this.deps;
     const runId = this.claim.runId;
     // Checkpoints the lease queued are saved by this write too: each gets its `checkpoint.save`.
@@ -291,7 +328,7 @@ export class LoopJournal {
       step: c.state.step,
     }));
     const cp = checkpoint ? this.withContextRef(checkpoint) : undefined;
-    const write = () => this.observed(this.appendFenced(withTraceId([...events]), cp, condition));
+    const write = () => this.observed(this.appendFenced(withTraceId([...events]), cp, condition, alongside));
     return telemetry.checkpointsSavedBy(runId, queued, () => {
       if (!cp) return write();
       return telemetry.checkpointSave(
@@ -302,28 +339,32 @@ export class LoopJournal {
     });
   }
 
-  private async observed(written: Promise<AppendResult | null>): Promise<AppendResult | null> {
+  private async observed(written: Promise<RunWriteResult | null>): Promise<RunWriteResult | null> {
     const result = await written;
     if (result && this.deps.onCommitted) await this.deps.onCommitted(result.events);
     return result;
   }
 
   /** Through the lease scope once it exists; before, a plain fenced append. */
-  private appendFenced(events: NewEvent[], checkpoint?: KnownCheckpoint, condition?: number | 'current') {
-    if (this.lease) return this.lease.write(events, checkpoint, condition);
-    const { claim } = this;
-    return this.deps.store.append(claim.sessionId, events, {
-      tenantId: claim.tenantId,
-      fence: { runId: claim.runId, leaseEpoch: claim.leaseEpoch },
+  private appendFenced(
+    events: NewEvent[],
+    checkpoint?: KnownCheckpoint,
+    condition?: number | 'current',
+    alongside?: readonly SessionAppend[],
+  ) {
+    if (this.lease) return this.lease.write(events, checkpoint, condition, alongside);
+    return this.deps.journal.write(this.claim, events, {
       // Without a lease there is no run row or sequence to judge `'current'` on.
       ...(typeof condition === 'number' ? { expectedSequence: condition } : {}),
-      checkpoint: checkpoint
-        ? {
-            runId: claim.runId,
-            version: checkpoint.version,
-            state: checkpoint.state as unknown as Record<string, unknown>,
-          }
-        : undefined,
+      checkpoints: checkpoint
+        ? [
+            {
+              version: checkpoint.version,
+              state: checkpoint.state as unknown as Record<string, unknown>,
+              throughEvent: events.length - 1,
+            },
+          ]
+        : [],
     });
   }
 }

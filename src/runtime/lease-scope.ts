@@ -1,7 +1,7 @@
 import type { NewEvent, StoredEvent } from '../domain/events/payloads';
 import type { CheckpointState } from '../domain/run/checkpoint';
 import type { RunClaim, RunRecord } from '../domain/run/run';
-import type { AppendResult, EventStore } from '../ports/event-store';
+import type { CheckpointWrite, RunJournal, RunWriteResult, SessionAppend } from '../ports/run-journal';
 import { ConcurrencyConflict } from '../domain/errors';
 
 /**
@@ -62,7 +62,7 @@ export class LeaseScope {
   private lastSequence: number | null = null;
 
   constructor(
-    private readonly store: EventStore,
+    private readonly journal: RunJournal,
     readonly claim: RunClaim,
     run: RunRecord,
     checkpoint: KnownCheckpoint | null,
@@ -159,7 +159,8 @@ export class LeaseScope {
     events: readonly NewEvent[],
     checkpoint?: KnownCheckpoint,
     condition?: WriteCondition,
-  ): Promise<AppendResult | null> {
+    alongside?: readonly SessionAppend[],
+  ): Promise<RunWriteResult | null> {
     const taken = this.queued.splice(0);
     const batch = [...taken, ...events];
     if (batch.length === 0) return Promise.resolve(null);
@@ -173,31 +174,21 @@ export class LeaseScope {
         if (this.current.cancelRequestedAt) throw new CancelRequestedSince(this.claim.runId);
         expectedSequence = this.knownThrough ?? undefined;
       } else expectedSequence = condition;
-      const result = await this.store.append(this.claim.sessionId, batch, {
-        tenantId: this.claim.tenantId,
-        fence: { runId: this.claim.runId, leaseEpoch: this.claim.leaseEpoch },
+      const result = await this.journal.write(this.claim, batch, {
         ...(expectedSequence === undefined ? {} : { expectedSequence }),
-        // A run-ending write clears the continuation earlier checkpoints hold (EventStore), in the
+        // A run-ending write clears the continuation earlier checkpoints hold (RunJournal), in the
         // same transaction; this scope knows when none can.
         continuationMayBeStored: this.continuationMayExist,
-        interimCheckpoints: interim.map((q) => ({
-          runId: this.claim.runId,
-          version: q.checkpoint.version,
-          state: q.checkpoint.state as unknown as Record<string, unknown>,
-          throughEvent: q.throughEvent,
-        })),
-        checkpoint: checkpoint
-          ? {
-              runId: this.claim.runId,
-              version: checkpoint.version,
-              state: checkpoint.state as unknown as Record<string, unknown>,
-            }
-          : undefined,
+        ...(alongside ? { alongside } : {}),
+        checkpoints: [
+          ...interim.map((q) => checkpointWrite(q.checkpoint, q.throughEvent)),
+          ...(checkpoint ? [checkpointWrite(checkpoint, batch.length - 1)] : []),
+        ],
       });
       this.appends += 1;
       this.lastSequence = result.lastSequence;
       this.onAppended?.(result.events);
-      if (result.run) this.current = result.run;
+      this.current = result.run;
       for (const cp of [...interim.map((q) => q.checkpoint), ...(checkpoint ? [checkpoint] : [])]) {
         this.latest = cp;
         if (cp.state.providerContinuation !== null) this.continuationMayExist = true;
@@ -221,3 +212,7 @@ export class LeaseScope {
   }
 }
 
+/** A checkpoint as the run journal writes it: after the batch's event at `throughEvent`. */
+function checkpointWrite(checkpoint: KnownCheckpoint, throughEvent: number): CheckpointWrite {
+  return { version: checkpoint.version, state: checkpoint.state as unknown as Record<string, unknown>, throughEvent };
+}

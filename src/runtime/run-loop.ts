@@ -1,4 +1,4 @@
-import { LeaseFencedError } from '../domain/errors';
+import { DatabaseUnavailable, LeaseFencedError } from '../domain/errors';
 import { failedWith, type RunOutcome } from '../domain/run/outcome';
 import type { RunClaim } from '../domain/run/run';
 import { ContextEngine } from '../context/engine';
@@ -28,6 +28,8 @@ export class RunLoop {
   private readonly pipeline: ToolPipeline;
   private readonly telemetry: RunTelemetry;
   private readonly context: ContextEngine;
+  /** The heartbeat of each execution in progress, by run: a nudge about the run beats it now. */
+  private readonly beats = new Map<string, () => void>();
   /** The journal of each execution in progress (its run row is the `agent.run` span's outcome). */
   private readonly journals = new WeakMap<RunClaim, LoopJournal>();
   private readonly agents: MemoizedAgentCatalog;
@@ -66,7 +68,7 @@ export class RunLoop {
       controller.abort(shutdown.reason instanceof LoopStopped ? shutdown.reason : new LoopStopped('shutdown'));
     shutdown.addEventListener('abort', onShutdown, { once: true });
     if (shutdown.aborted) onShutdown();
-    const heartbeat = this.heartbeat(claim, controller);
+    const stopHeartbeat = this.heartbeat(claim, controller);
     const ctx = this.leaseContext(claim, controller.signal);
     try {
       const outcome = await drive(ctx);
@@ -77,10 +79,11 @@ export class RunLoop {
       return 'finished';
     } catch (e) {
       if (e instanceof LeaseFencedError) return 'fenced';
+      if (e instanceof DatabaseUnavailable) return this.abandoned(claim, e);
       if (e instanceof LoopStopped || controller.signal.aborted) return stop(ctx);
       return this.crashed(ctx, e);
     } finally {
-      clearInterval(heartbeat);
+      stopHeartbeat();
       shutdown.removeEventListener('abort', onShutdown);
     }
   }
@@ -89,7 +92,14 @@ export class RunLoop {
     const { deps } = this;
     const telemetry = this.telemetry;
     const journal = new LoopJournal(
-      { store: deps.store, checkpoints: deps.checkpoints, telemetry, clock: deps.clock, onCommitted: deps.onCommitted },
+      {
+        store: deps.store,
+        journal: deps.journal,
+        checkpoints: deps.checkpoints,
+        telemetry,
+        clock: deps.clock,
+        onCommitted: deps.onCommitted,
+      },
       claim,
     );
     this.journals.set(claim, journal);
@@ -97,21 +107,47 @@ export class RunLoop {
     return { deps, settings, claim, signal, telemetry, engine: this.context, pipeline, agents, journal };
   }
 
-  /** Renews the lease every lease/3; a lost lease or a cancel request stops the loop. */
-  private heartbeat(claim: RunClaim, controller: AbortController): ReturnType<typeof setInterval> {
-    return setInterval(
-      () => {
-        if (controller.signal.aborted) return;
-        this.deps.queue.heartbeat(claim, this.settings.leaseMs).then(
-          (hb) => {
-            if (!hb.held) controller.abort(new LoopStopped('fenced'));
-            else if (hb.cancelRequested) controller.abort(new LoopStopped('cancelled'));
-          },
-          (e: unknown) => this.deps.log.warn('heartbeat failed', { runId: claim.runId, error: String(e) }),
-        );
-      },
-      Math.max(100, Math.floor(this.settings.leaseMs / 3)),
-    );
+  /**
+   * Beats the heartbeat of `runId` now, when this process executes it: a NOTIFY named the run (a
+   * newer message asked it to stop, issue 33), so the stop is seen at once, not at the next beat.
+   */
+  poke(runId: string): void {
+    this.beats.get(runId)?.();
+  }
+
+  /**
+   * Renews the lease every lease/3; a lost lease or a cancel request stops the loop. An interrupt
+   * (a newer message, issue 33) aborts nothing in flight: the journal notes it and the loop stops at
+   * its next safe point (before the next model call or tool). Returns the function that ends it.
+   */
+  private heartbeat(claim: RunClaim, controller: AbortController): () => void {
+    const beat = () => {
+      if (controller.signal.aborted) return;
+      this.deps.queue.heartbeat(claim, this.settings.leaseMs).then(
+        (hb) => {
+          if (!hb.held) controller.abort(new LoopStopped('fenced'));
+          else if (hb.interruptRequested) this.journals.get(claim)?.noteInterrupt();
+          else if (hb.cancelRequested) controller.abort(new LoopStopped('cancelled'));
+        },
+        (e: unknown) => this.deps.log.warn('heartbeat failed', { runId: claim.runId, error: String(e) }),
+      );
+    };
+    const timer = setInterval(beat, Math.max(100, Math.floor(this.settings.leaseMs / 3)));
+    this.beats.set(claim.runId, beat);
+    return () => {
+      clearInterval(timer);
+      if (this.beats.get(claim.runId) === beat) this.beats.delete(claim.runId);
+    };
+  }
+
+  /**
+   * The database went away mid-lease (a failover): whether the last write committed is unknown, so
+   * the loop writes nothing more, as if fenced. The lease expires and the next claim, by any worker,
+   * resumes the run from what the log holds (ADR 0031).
+   */
+  private abandoned(claim: RunClaim, e: DatabaseUnavailable): RunLoopResult {
+    this.deps.log.warn('database unavailable: run left to its lease', { runId: claim.runId, error: e.message });
+    return 'abandoned';
   }
 
   /** The loop threw: the run fails with `internal_error` (unless it was fenced meanwhile). */
@@ -122,6 +158,7 @@ export class RunLoop {
     try {
       await finish(ctx, outcome);
     } catch (e2) {
+      if (e2 instanceof DatabaseUnavailable) return this.abandoned(ctx.claim, e2);
       if (!(e2 instanceof LeaseFencedError)) throw e2;
       return 'fenced';
     }

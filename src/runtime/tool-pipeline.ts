@@ -11,12 +11,15 @@ import { noopMetrics } from '../ports/metrics';
 import { argumentsHash } from '../tools/registry';
 import { approve } from './steps/tool/approval';
 import { authorize } from './steps/tool/authorize';
-import type { CallScope } from './steps/tool/call-scope';
 import { execute } from './steps/tool/execute';
 import { propose } from './steps/tool/propose';
 import { recordResult } from './steps/tool/record';
 import { start } from './steps/tool/start';
 import { askUser } from './steps/tool/suspensions';
+import { delegate } from './steps/tool/delegate';
+import { APPROVAL_REQUIRED_VIA_BRIDGE, bridgeOutcomeOf } from './steps/tool/bridged';
+import { deny, type CallScope } from './steps/tool/call-scope';
+import type { BridgeCallOutcome } from '../ports/tool-bridge';
 import type {
   AppendForRun,
   PipelineServices,
@@ -100,6 +103,7 @@ export class ToolPipeline {
       options.existing !== undefined ? options.existing : await this.services.records.invocationByKey(key);
     if (existing && TERMINAL.has(existing.status)) return { kind: 'done' }; // already answered
     const s = this.scopeOf(call, ctx, { key, argsHash, existing }, append, options.defer);
+    s.callTool = this.bridgeOf(s, append);
     if (!existing) {
       const refused = await propose(s, options.sameCall);
       if (refused) return refused;
@@ -109,10 +113,82 @@ export class ToolPipeline {
     const approval = await approve(s, authorized);
     if (approval !== 'proceed') return approval;
     if (authorized.ext.control === 'ask_user') return askUser(s, authorized.args, true);
+    if (authorized.ext.control === 'delegate') return delegate(s, authorized.args, true);
     const notStarted = await start(s, authorized, options);
     if (notStarted) return notStarted;
     const result = await s.p.telemetry.toolExecute(authorized.tool.spec, s.invocationId, () => execute(s, authorized));
     return recordResult(s, authorized, result, options.deferResult ?? false);
+  }
+
+  /**
+   * The parent's bridge (plan §8.5): each call its program makes goes through this pipeline as a
+   * call of the parent's step — proposed with `via: bridge` and the parent's invocation, then
+   * authorized against the run's agent and scopes, policy, started, executed and recorded — its
+   * events written at once (the parent is running; nothing else of the run writes meanwhile). One
+   * at a time, in the program's order. A call that needs a human's approval is refused: a program
+   * cannot wait for one (docs/sandbox.md).
+   */
+  private bridgeOf(parent: CallScope, append: AppendForRun): NonNullable<CallScope['callTool']> {
+    let queue: Promise<unknown> = Promise.resolve();
+    return (b) => {
+      const next = queue.then(() => this.processBridged(parent, append, b));
+      queue = next.catch(() => undefined);
+      return next;
+    };
+  }
+
+  private async processBridged(
+    parent: CallScope,
+    append: AppendForRun,
+    b: Parameters<NonNullable<CallScope['callTool']>>[0],
+  ): Promise<BridgeCallOutcome> {
+    const call: ToolCallItem = {
+      kind: 'tool_call',
+      callId: `${parent.call.callId}:bridge:${b.sequence}`,
+      name: b.toolName,
+      arguments: b.arguments,
+    };
+    const ctx: ToolCallContext = { ...parent.ctx, signal: b.signal };
+    const { key, argsHash } = this.keyOf(call, ctx);
+    const existing = await this.services.records.invocationByKey(key);
+    // The parent ran again after a crash and its program repeated a call that already ended.
+    if (existing && TERMINAL.has(existing.status))
+      return existing.status === 'succeeded' && existing.result
+        ? { ok: true, output: existing.result }
+        : { ok: false, errorCode: 'bridge_call_repeated', message: `${call.name} already ended (${existing.status})` };
+    const written: NewEvent[] = [];
+    const write: AppendForRun = async (events) => {
+      await append(events);
+      written.push(...events);
+    };
+    const s = {
+      ...this.scopeOf(call, ctx, { key, argsHash, existing }, write, undefined),
+      bridgedFrom: parent.invocationId,
+    };
+    const pass = await this.bridgedPass(s);
+    return bridgeOutcomeOf(s.invocationId, written, pass);
+  }
+
+  private async bridgedPass(s: CallScope): Promise<ToolCallOutcome> {
+    if (!s.existing) {
+      const refused = await propose(s);
+      if (refused) return refused;
+    }
+    const authorized = await authorize(s);
+    if (authorized.kind !== 'authorized') return authorized;
+    if (authorized.decision.decision === 'require_approval' || authorized.ext.control !== undefined)
+      return deny(
+        s,
+        APPROVAL_REQUIRED_VIA_BRIDGE,
+        `${s.call.name} needs a human's answer, which a program cannot wait for; the model may call it directly`,
+        authorized.decision.policyVersion,
+      );
+    const approval = await approve(s, authorized);
+    if (approval !== 'proceed') return approval;
+    const notStarted = await start(s, authorized, {});
+    if (notStarted) return notStarted;
+    const result = await s.p.telemetry.toolExecute(authorized.tool.spec, s.invocationId, () => execute(s, authorized));
+    return recordResult(s, authorized, result, false);
   }
 
   private scopeOf(

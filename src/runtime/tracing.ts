@@ -15,11 +15,11 @@ import type { RunClaim, RunRecord, TraceRef } from '../domain/run/run';
 import type { RunStatus } from '../domain/run/status';
 import { totalInputTokens } from '../domain/run/usage';
 import type { ToolResult, ToolSpec } from '../domain/tools/tool-spec';
-import type { Metrics, TokenClass, ToolCallStatus } from '../ports/metrics';
+import type { Metrics, RunEndStatus, TokenClass, ToolCallStatus } from '../ports/metrics';
 import type { RunRepository } from '../ports/run-store';
 import { classifyModelError } from './retry';
 
-const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'interrupted'];
 
 /**
  * Tracing and metrics around the run loop (plan §19), through `@opentelemetry/api` only: with no
@@ -170,6 +170,11 @@ export class RunTelemetry {
       'tenant.id': claim.tenantId,
       'run.attempt': claim.attempt,
     });
+    // A child run of delegate.run has its own trace, linked to its parent's span (ADR 0037).
+    const parentTrace = claim.preloaded?.run.delegation?.parentTrace;
+    if (parentTrace) span.addLink({ context: remoteContext(parentTrace), attributes: { 'link.kind': 'delegated_by' } });
+    const parentRunId = claim.preloaded?.run.parentRunId;
+    if (parentRunId) span.setAttribute('run.parent_id', parentRunId);
     if (claim.attempt === 1) this.metrics.runStarted();
     if (claim.recovered) {
       this.metrics.runRecovered();
@@ -199,7 +204,7 @@ export class RunTelemetry {
     try {
       const run = known && TERMINAL_STATUSES.includes(known.status) ? known : await this.runs.get(runId, null);
       if (!run || !TERMINAL_STATUSES.includes(run.status)) return;
-      const status = run.status as 'completed' | 'failed' | 'cancelled';
+      const status = run.status as RunEndStatus;
       const started = run.startedAt ? Date.parse(run.startedAt) : NaN;
       const ended = run.completedAt ? Date.parse(run.completedAt) : this.nowMs();
       const duration = Number.isFinite(started) ? Math.max(0, (ended - started) / 1000) : null;

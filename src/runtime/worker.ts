@@ -43,7 +43,11 @@ export class Worker {
   ) {}
 
   async start(): Promise<void> {
-    await this.wakeups.start(() => this.nudge());
+    await this.wakeups.start((runId) => {
+      // A nudge about a run this worker holds: it may have been asked to stop (issue 33).
+      if (runId) this.loop.poke(runId);
+      this.nudge();
+    });
     this.loopDone = this.claimLoop();
     this.log.info('worker started', { workerId: this.settings.workerId, concurrency: this.settings.concurrency });
   }

@@ -1,5 +1,6 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import { ConfigurationError, ToolNotFoundError } from '../domain/errors';
+import { parseMcpToolName } from '../domain/mcp-grants';
 import type { ToolSpec } from '../domain/tools/tool-spec';
 import type { Tool } from '../ports/tool';
 import { compareCodeUnits } from './canonical-arguments';
@@ -66,18 +67,23 @@ export class ToolRegistry {
   }
 
   /**
-   * The specs a model may see: tools enabled for the agent whose required scopes the principal
-   * all holds, sorted by name in code-unit order so the prompt prefix built from them is
-   * byte-stable across processes and locales. Enabled names that are not registered are skipped
-   * (agent configuration is validated against `get` where it is loaded); duplicates collapse.
+   * The specs a model may see, sorted by name in code-unit order so the prompt prefix built from
+   * them is byte-stable across processes and locales. Enabled names that are not registered are
+   * skipped (agent configuration is validated against `get` where it is loaded); duplicates collapse.
+   *
+   * Scopes (ADR 0032): an MCP tool (`mcp.<server>.<tool>`) whose required scopes the run's set does
+   * not all hold is hidden — its description is a third-party server's text, and an operator who
+   * scoped it meant the principal not to see it. A builtin tool is offered whatever the set: its
+   * definition is ours, and a call of it is denied `missing_scope` (naming the scope) before it
+   * runs, so the model can tell the user why it could not act. Every call is authorized either way.
    */
   definitionsFor(enabledToolNames: readonly string[], principalScopes: ReadonlySet<string>): ToolSpec[] {
     const specs = new Map<string, ToolSpec>();
     for (const name of enabledToolNames) {
       const spec = this.tools.get(name)?.tool.spec;
-      if (spec !== undefined && spec.requiredScopes.every((scope) => principalScopes.has(scope))) {
-        specs.set(name, spec);
-      }
+      if (spec === undefined) continue;
+      const inScope = spec.requiredScopes.every((scope) => principalScopes.has(scope));
+      if (inScope || parseMcpToolName(name) === null) specs.set(name, spec);
     }
     return [...specs.values()].sort((a, b) => compareCodeUnits(a.name, b.name));
   }

@@ -20,10 +20,12 @@ export type TrustRule = ToolResultTrust | 'workspace_provenance';
 export interface ToolExtensions {
   /** Step 5 of the pipeline: canonicalize arguments and refuse what can never be valid (e.g. paths outside the workspace). */
   normalize?(args: Record<string, unknown>): NormalizeResult;
+  /** What the human is asked to approve, in words (default: the tool name and its arguments). */
+  approvalSummary?(args: Record<string, unknown>): string;
   /** Default `internal_tool`. */
   readonly trust?: TrustRule;
-  /** A control tool suspends the run instead of executing (plan §27.3). */
-  readonly control?: 'ask_user';
+  /** A control tool suspends the run instead of executing (plan §27.3; `delegate`: §27.6). */
+  readonly control?: 'ask_user' | 'delegate';
   /**
    * The skill a `skill.load` result brought into the run: the tool invocation decider records it
    * with the completion (`CompleteToolCall.loadedSkill` → `run.skill.loaded`).
@@ -35,6 +37,11 @@ export interface ToolExtensions {
    * calls through the decider.
    */
   eventsFor?(output: Record<string, unknown>, invocationId: string): NewEvent[];
+  /**
+   * Retrieval traces (`memory.retrieved`, decided by the memory decider) recorded in the same
+   * append as the call's `tool.call.completed` (ADR 0035).
+   */
+  tracesFor?(output: Record<string, unknown>, invocationId: string, runId: string | null): NewEvent[];
 }
 
 export type ExtendedTool = Tool & ToolExtensions;

@@ -10,11 +10,11 @@ import { createTestDb, type TestDb } from '../support/test-db';
 import { sessionCreated, TENANT, testClock } from '../support/fixtures';
 
 /**
- * The append statement's two encodings (append-statement.ts): batches of up to eight events in the
- * narrow typed form (one VALUES row per event, only the changed columns of existing rows), larger
- * ones as JSON records. The same run lifecycles appended one event at a time, two, three, four,
- * six and eight at a time, fifteen at a time, and as 2 + 11 + 2 (a JSON batch that leaves the
- * session row alone) leave read models that a replay of the log reproduces exactly
+ * The append statement (append-statement.ts) for every batch size: one typed VALUES row per event,
+ * only the changed columns of existing rows; batches of up to eight events as named prepared
+ * statements, larger ones unnamed. The same run lifecycles appended one event at a time, two, three,
+ * four, six and eight at a time, fifteen at a time, and as 2 + 11 + 2 (an unnamed batch that leaves
+ * the session row alone) leave read models that a replay of the log reproduces exactly
  * (`rebuild --verify`), event ids that rise with the sequence, and one notification per append.
  */
 let tdb: TestDb;
@@ -27,7 +27,6 @@ beforeAll(async () => {
   store = new PgEventStore(db, testClock);
 });
 afterAll(async () => {
-  await store?.close();
   await db?.close();
   await tdb?.drop();
 });
@@ -55,7 +54,7 @@ describe('append encodings', () => {
       const expected = new Map<string, number[][]>();
       const queuedRuns: string[] = [];
       // Batch sizes, cycled over each lifecycle. [2, 11, 2] puts the eleven events from the claim to
-      // the second model response in one JSON-record batch that leaves the session row alone (its
+      // the second model response in one unnamed batch that leaves the session row alone (its
       // events' insert then carries the read-model generation check itself).
       for (const [p, sizes] of [[1], [2], [3], [4], [6], [8], [15], [2, 11, 2]].entries()) {
         const sid = randomUUID();

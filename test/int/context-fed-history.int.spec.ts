@@ -11,8 +11,8 @@ import { createTestPlatform, type TestPlatform } from '../support/platform';
  * does not either when they continue the fold or start the session (ADR 0013). Through the real
  * worker, run loop and event store: the calculator turn (two builds) reads nothing, and the fold
  * the engine kept is byte for byte the fold a fresh engine reads from the log - the calculator's
- * output `{ expression, result }` comes back from jsonb as `{ result, expression }`, so a fold of
- * the in-memory payloads would differ.
+ * output `{ expression, result }` comes back from jsonb as `{ result, expression }`, so a fold that
+ * took payloads as they came would differ (the fold takes them in canonical form, ADR 0026).
  */
 /** The units as text, without the token counts a build memoises on them (estimates, not content). */
 function content(units: readonly object[]): string {
@@ -51,7 +51,10 @@ describe('the context fold fed by the run loop', () => {
       const kept = await t.platform.context.history(sessionId, LOCAL_PRINCIPAL);
       const fresh = await new ContextEngine(t.platform.store).history(sessionId, LOCAL_PRINCIPAL);
       expect(kept.lastSequence).toBe(fresh.lastSequence);
-      expect(content(fresh.units)).toContain('"output":{"result":"391","expression":"17 * 23"}');
+      // The log hands the calculator's output back in jsonb's key order, the run held it in its own.
+      const completed = events.find((e) => e.type === 'tool.call.completed');
+      expect(JSON.stringify(completed?.data)).toContain('"result":{"result":"391","expression":"17 * 23"}');
+      expect(content(fresh.units)).toContain('"output":{"expression":"17 * 23","result":"391"}');
       expect(content(kept.units)).toBe(content(fresh.units));
       expect(JSON.stringify(kept.workingState())).toBe(JSON.stringify(fresh.workingState()));
     } finally {

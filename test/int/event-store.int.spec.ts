@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { Database } from '../../src/adapters/postgres/database';
 import { PgEventStore } from '../../src/adapters/postgres/event-store/pg-event-store';
+import { PgRunJournal } from '../../src/adapters/postgres/event-store/pg-run-journal';
 import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
 import { rebuildProjections } from '../../src/adapters/postgres/projection-rebuild';
 import {
@@ -22,14 +23,16 @@ import { runQueued, sessionCreated, TENANT, testClock, userMessage } from '../su
 let tdb: TestDb;
 let db: Database;
 let store: PgEventStore;
+/** The run journal over the same append (the lease holder's fenced writes). */
+let journal: PgRunJournal;
 
 beforeAll(async () => {
   tdb = await createTestDb();
   db = new Database(tdb.url, 20);
   store = new PgEventStore(db, testClock);
+  journal = new PgRunJournal(store.appender);
 });
 afterAll(async () => {
-  await store.close();
   await db.close();
   await tdb.drop();
 });
@@ -71,7 +74,7 @@ function notifiedRanges(seen: readonly { channel: string; payload: string }[], s
 }
 
 describe('PgEventStore', () => {
-  it('notifies every committed append exactly once, alone (in the statement) or overlapping (after the commit), and never a refused one', async () => {
+  it('notifies every committed append exactly once, alone or overlapping (always in the statement), and never a refused one', async () => {
     const { listener, seen } = await listenToAppends();
     try {
       const alone = await newSession();
@@ -175,7 +178,6 @@ describe('PgEventStore', () => {
       expect(seen.filter((n) => n.channel === 'run_ready')).toEqual([]);
     } finally {
       await listener.end();
-      await other.close();
     }
   });
 
@@ -217,28 +219,26 @@ describe('PgEventStore', () => {
     const sid = await newSession();
     const runId = randomUUID();
     await store.append(sid, [runQueued(runId), runClaimed(runId)], { tenantId: TENANT });
-    await store
-      .append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], {
-        tenantId: TENANT,
-        fence: { runId, leaseEpoch: 1 },
-      })
+    await journal
+      .write({ sessionId: sid, tenantId: TENANT, runId, leaseEpoch: 1 }, [
+        { type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } },
+      ])
       .catch(() => undefined);
     // w2 legitimately takes over (no fence), then w1's write is refused.
     await store.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], {
       tenantId: TENANT,
     });
     await expect(
-      store.append(sid, [{ type: 'run.checkpointed', runId, data: { checkpointVersion: 1, step: 1 } }], {
-        tenantId: TENANT,
-        fence: { runId, leaseEpoch: 1 },
-      }),
+      journal.write({ sessionId: sid, tenantId: TENANT, runId, leaseEpoch: 1 }, [
+        { type: 'run.checkpointed', runId, data: { checkpointVersion: 1, step: 1 } },
+      ]),
     ).rejects.toBeInstanceOf(LeaseFencedError);
   });
 
   it('decides a refusal again on fresh rows when its cached rows are stale (another process moved the session)', async () => {
     // This store (the worker's process) cached the run at epoch 0; another process claims it.
     const other = new PgEventStore(db, testClock);
-    try {
+    {
       const sid = await newSession();
       const runId = randomUUID();
       await store.append(sid, [runQueued(runId)], { tenantId: TENANT });
@@ -247,9 +247,7 @@ describe('PgEventStore', () => {
       });
       // The holder of epoch 1 is not fenced by the stale cache, and a pinned expected sequence that
       // is right (3: created, queued, claimed) is not refused by it either.
-      const ok = await store.append(sid, [runStarted(runId)], {
-        tenantId: TENANT,
-        fence: { runId, leaseEpoch: 1 },
+      const ok = await journal.write({ sessionId: sid, tenantId: TENANT, runId, leaseEpoch: 1 }, [runStarted(runId)], {
         expectedSequence: 3,
       });
       expect(ok.lastSequence).toBe(4);
@@ -257,11 +255,10 @@ describe('PgEventStore', () => {
       await other.append(sid, [{ type: 'run.claimed', runId, data: { workerId: 'w2', leaseEpoch: 2, attempt: 2 } }], {
         tenantId: TENANT,
       });
-      const err = await store
-        .append(sid, [{ type: 'run.checkpointed', runId, data: { checkpointVersion: 1, step: 1 } }], {
-          tenantId: TENANT,
-          fence: { runId, leaseEpoch: 1 },
-        })
+      const err = await journal
+        .write({ sessionId: sid, tenantId: TENANT, runId, leaseEpoch: 1 }, [
+          { type: 'run.checkpointed', runId, data: { checkpointVersion: 1, step: 1 } },
+        ])
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(LeaseFencedError);
       expect((err as LeaseFencedError).details.currentEpoch).toBe(2);
@@ -273,8 +270,6 @@ describe('PgEventStore', () => {
         'run.started',
         'run.claimed',
       ]);
-    } finally {
-      await other.close();
     }
   });
 
@@ -341,12 +336,8 @@ describe('PgEventStore', () => {
     expect(await xmin()).not.toBe(afterQueued);
     // Readers get the last sequence from the log, however the row was last written.
     const other = new PgEventStore(db, testClock);
-    try {
-      const r = await other.append(sid, [runStarted(runId)], { tenantId: TENANT, expectedSequence: 4 });
-      expect(r.lastSequence).toBe(5);
-    } finally {
-      await other.close();
-    }
+    const r = await other.append(sid, [runStarted(runId)], { tenantId: TENANT, expectedSequence: 4 });
+    expect(r.lastSequence).toBe(5);
   });
 
   it('refuses, writing and notifying nothing, an append that leaves the session row alone when its sequence was taken', async () => {
@@ -399,7 +390,6 @@ describe('PgEventStore', () => {
       ]);
     } finally {
       await listener.end();
-      await other.close();
     }
   });
 
@@ -469,7 +459,11 @@ describe('PgEventStore', () => {
     const t1 = new Client({ connectionString: tdb.url });
     await t1.connect();
     await t1.query('BEGIN');
-    const lower = await store.appendWith(t1, sidA, [userMessage('slow')], { tenantId: TENANT });
+    const lower = await store.appender.appendIn(t1, {
+      sessionId: sidA,
+      tenantId: TENANT,
+      events: [userMessage('slow')],
+    });
     const higher = await store.append(sidB, [userMessage('fast')], { tenantId: TENANT });
     expect(lower.events[0].id).toBeLessThan(higher.events[0].id);
     // While T1 is open, the reader must not move past it.

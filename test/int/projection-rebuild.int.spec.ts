@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Database } from '../../src/adapters/postgres/database';
-import {
-  GENERATION_READ_SQL,
-  GENERATION_SQL,
-  PgEventStore,
-} from '../../src/adapters/postgres/event-store/pg-event-store';
+import { GENERATION_SQL } from '../../src/adapters/postgres/event-store/append-statement';
+import { PgEventStore } from '../../src/adapters/postgres/event-store/pg-event-store';
 import {
   rebuildProjections,
   type RebuildProgress,
@@ -14,6 +11,10 @@ import { ValidationError } from '../../src/domain/errors';
 import type { NewEvent } from '../../src/domain/events/payloads';
 import { PROJECTIONS } from '../../src/domain/projections';
 import { DEFAULT_LIMITS } from '../../src/domain/run/limits';
+import { eventsOrThrow, evolveAll } from '../../src/domain/deciders/decider';
+import { memoryDecider, type MemoryCommand, type MemoryState } from '../../src/domain/deciders/memory';
+import { sessionDecider } from '../../src/domain/deciders/session';
+import { createMemoryStream, memoryStreamIdOf } from '../../src/domain/memory/memory-stream';
 import { createTestDb, type TestDb } from '../support/test-db';
 import { TENANT, testClock } from '../support/fixtures';
 
@@ -84,6 +85,7 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
           priority: 100,
           idempotencyKey: rand() < 0.5 ? `submit-${runId}` : null,
           requestHash: `hash-${n}-${r}`,
+          scopes: ['runs.read', 'tools.use'],
         },
       },
     ]);
@@ -294,6 +296,96 @@ async function appendSessionHistory(rand: () => number, n: number): Promise<Sess
   return { sessionId, runIds };
 }
 
+/**
+ * One owner's memory stream (ADR 0035), decided by the memory decider as the store decides it:
+ * records, a reinforcement, a supersession, a close conflict, a user's edit, an expiry, a deletion;
+ * and a retrieval trace in one of the owner's conversation sessions.
+ */
+async function appendMemoryHistory(n: number, conversation: SessionHistory): Promise<void> {
+  const owner = `owner-${n}`;
+  const streamId = memoryStreamIdOf(TENANT, owner);
+  await store.append(
+    streamId,
+    eventsOrThrow(sessionDecider.decide(createMemoryStream(owner), sessionDecider.initialState())),
+    {
+      tenantId: TENANT,
+    },
+  );
+  let state: MemoryState = memoryDecider.initialState();
+  const ids: string[] = [];
+  const decide = async (cmd: MemoryCommand) => {
+    const events = eventsOrThrow(memoryDecider.decide(cmd, state));
+    state = evolveAll(memoryDecider, state, events);
+    if (events.length > 0) await store.append(streamId, events, { tenantId: TENANT });
+  };
+  const remember = (
+    statement: string,
+    trust: 'user' | 'inferred' | 'external' = 'user',
+    expiresAt: string | null = null,
+  ) => {
+    const memoryId = randomUUID();
+    ids.push(memoryId);
+    return decide({
+      kind: 'RecordMemory',
+      actor: { actorType: 'worker' },
+      memoryId,
+      ownerPrincipalId: owner,
+      candidate: {
+        statement,
+        scope: 'principal',
+        agentId: null,
+        sensitivity: 'personal',
+        trust,
+        attribution: trust === 'external' ? 'tool:mcp.web.fetch' : null,
+        sourceEventIds: [n + 1],
+        sourceSessionId: conversation.sessionId,
+        sourceRunId: conversation.runIds[0],
+        invocationId: null,
+        expiresAt,
+      },
+      policy: { allowSensitive: false, allowTenantScope: false },
+      nowIso: testClock.nowIso(),
+    });
+  };
+  const user = { actorType: 'user' as const, actorId: owner };
+  await remember(`my team is called Blue Falcon ${n}`);
+  await remember(`my team is called Blue Falcon ${n}`);
+  await remember(`my team is called Red Fox ${n}`);
+  await remember('my favourite colour is green', 'inferred');
+  await remember('my favourite colour is blue', 'inferred');
+  await remember('my favourite colour is teal', 'external');
+  await remember(`my dog is called Rex ${n}`, 'user', '2020-01-01T00:00:00.000Z');
+  await decide({
+    kind: 'EditMemory',
+    actor: user,
+    memoryId: ids[4],
+    byPrincipalId: owner,
+    changes: { status: 'active' },
+    policy: { allowSensitive: false, allowTenantScope: false },
+  });
+  await decide({ kind: 'ExpireMemory', actor: { actorType: 'system' }, memoryId: ids[6] });
+  await decide({ kind: 'DeleteMemory', actor: user, memoryId: ids[2], byPrincipalId: owner });
+  const trace = memoryDecider.decide(
+    {
+      kind: 'RecordRetrieval',
+      actor: { actorType: 'worker' },
+      runId: conversation.runIds[0],
+      retrieval: {
+        retrievalId: randomUUID(),
+        purpose: 'snapshot',
+        query: 'what is my team called?',
+        invocationId: null,
+        method: 'fts+trgm',
+        items: ids.slice(0, 2).map((memoryId, i) => ({ memoryId, score: 0.5 - i / 10, rank: i + 1 })),
+        blocked: [],
+        rendered: '[memory] what you remember',
+      },
+    },
+    memoryDecider.initialState(),
+  );
+  await store.append(conversation.sessionId, eventsOrThrow(trace), { tenantId: TENANT });
+}
+
 async function eventCount(): Promise<number> {
   return Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0].n);
 }
@@ -321,13 +413,10 @@ async function shadowTablesLeft(): Promise<string[]> {
   return r.rows.map((x) => x.relname);
 }
 
-/** The read-model generation, as the append's check reads it and as the state reads label rows with it (the same value). */
+/** The read-model generation, as the append's check and the state reads read it. */
 async function readModelGeneration(): Promise<string> {
-  const r = await db.query<{ check: string; read: string }>(
-    `SELECT ${GENERATION_SQL} AS check, ${GENERATION_READ_SQL} AS read`,
-  );
-  expect(r.rows[0].read).toBe(r.rows[0].check);
-  return r.rows[0].check;
+  const r = await db.query<{ generation: string }>(`SELECT ${GENERATION_SQL}::text AS generation`);
+  return r.rows[0].generation;
 }
 
 /** A run whose session has no active run, so rewriting its status cannot trip the one-active-run index. */
@@ -354,10 +443,10 @@ beforeAll(async () => {
       for (let n = next++; n < sessions; n = next++) histories.push(await appendSessionHistory(rand, n));
     }),
   );
+  for (let n = 0; n < 12; n++) await appendMemoryHistory(n, histories[n]);
 }, 120_000);
 
 afterAll(async () => {
-  await store.close();
   await db.close();
   await tdb.drop();
 });
@@ -378,6 +467,8 @@ describe('rebuildProjections', () => {
     }
     expect(projection(report, 'approvals').rows).toBeGreaterThan(0);
     expect(projection(report, 'idempotency_keys').rows).toBeGreaterThan(0);
+    expect(projection(report, 'memory_records').rows).toBe(12 * 6);
+    expect(projection(report, 'memory_retrievals').rows).toBe(12);
     const phases = progress.map((p) => p.phase);
     expect(phases).toContain('replay');
     expect(phases[phases.length - 1]).toBe('done');
@@ -410,7 +501,7 @@ describe('rebuildProjections', () => {
     const generation = await readModelGeneration();
     const repair = await rebuildProjections(db, { verify: false });
     expect(repair.swapped).toBe(true);
-    // A repair starts a new read-model generation (ADR 0023): rows read before it are refused.
+    // A repair starts a new read-model generation (ADR 0026): rows read before it are refused.
     expect(await readModelGeneration()).not.toBe(generation);
     expect(projection(repair, 'runs').differences).toEqual([
       { key: corrupted[0], column: 'status', live: 'queued', rebuilt: 'completed', kind: 'different' },
@@ -519,6 +610,7 @@ describe('rebuildProjections', () => {
         priority: 100,
         idempotencyKey: null,
         requestHash: null,
+        scopes: ['runs.read', 'tools.use'],
       },
     });
     await store.append(

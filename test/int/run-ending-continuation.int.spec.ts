@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Database } from '../../src/adapters/postgres/database';
 import { PgEventStore } from '../../src/adapters/postgres/event-store/pg-event-store';
+import { PgRunJournal } from '../../src/adapters/postgres/event-store/pg-run-journal';
+import type { RunWriteOptions } from '../../src/ports/run-journal';
 import { ConcurrencyConflict } from '../../src/domain/errors';
 import type { NewEvent } from '../../src/domain/events/payloads';
 import { createTestDb, type TestDb } from '../support/test-db';
@@ -15,14 +17,20 @@ import { runQueued, sessionCreated, TENANT, testClock } from '../support/fixture
 let tdb: TestDb;
 let db: Database;
 let store: PgEventStore;
+let journal: PgRunJournal;
 
 beforeAll(async () => {
   tdb = await createTestDb();
   db = new Database(tdb.url, 4);
   store = new PgEventStore(db, testClock);
+  journal = new PgRunJournal(store.appender);
 });
+
+/** A run journal write of a run still queued (lease epoch 0): its checkpoints with it. */
+function write(sessionId: string, runId: string, events: NewEvent[], options: RunWriteOptions) {
+  return journal.write({ sessionId, tenantId: TENANT, runId, leaseEpoch: 0 }, events, options);
+}
 afterAll(async () => {
-  await store?.close();
   await db?.close();
   await tdb?.drop();
 });
@@ -44,13 +52,15 @@ async function runWithContinuation(): Promise<{ sessionId: string; runId: string
   const sessionId = randomUUID();
   const runId = randomUUID();
   await store.append(sessionId, [sessionCreated(), runQueued(runId)], { tenantId: TENANT });
-  await store.append(sessionId, [checkpointed(runId, 1)], {
-    tenantId: TENANT,
-    checkpoint: { runId, version: 1, state: { step: 1, phase: 'model_completed', providerContinuation: continuation } },
+  await write(sessionId, runId, [checkpointed(runId, 1)], {
+    checkpoints: [
+      { version: 1, state: { step: 1, phase: 'model_completed', providerContinuation: continuation }, throughEvent: 0 },
+    ],
   });
-  const r = await store.append(sessionId, [checkpointed(runId, 2)], {
-    tenantId: TENANT,
-    checkpoint: { runId, version: 2, state: { step: 2, phase: 'tools_completed', providerContinuation: null } },
+  const r = await write(sessionId, runId, [checkpointed(runId, 2)], {
+    checkpoints: [
+      { version: 2, state: { step: 2, phase: 'tools_completed', providerContinuation: null }, throughEvent: 0 },
+    ],
   });
   return { sessionId, runId, lastSequence: r.lastSequence };
 }
@@ -79,20 +89,18 @@ describe('a run-ending append', () => {
     expect(states.rows[0].state).toEqual({ step: 1, phase: 'model_completed', providerContinuation: null });
   });
 
-  it('clears them with the terminal checkpoint it writes, and in a batch too large for the narrow statement', async () => {
+  it('clears them with the terminal checkpoint it writes, and in a batch too large for a named statement', async () => {
     const { sessionId, runId } = await runWithContinuation();
     const filler = Array.from({ length: 5 }, (_, i) => checkpointed(runId, 3, 3 + i));
-    await store.append(sessionId, [...filler, ...filler, cancelled(runId)], {
-      tenantId: TENANT,
-      interimCheckpoints: [
+    await write(sessionId, runId, [...filler, ...filler, cancelled(runId)], {
+      checkpoints: [
         {
-          runId,
           version: 3,
           state: { step: 3, phase: 'model_completed', providerContinuation: continuation },
           throughEvent: 4,
         },
+        { version: 4, state: { step: 3, phase: 'terminal', providerContinuation: null }, throughEvent: 10 },
       ],
-      checkpoint: { runId, version: 4, state: { step: 3, phase: 'terminal', providerContinuation: null } },
     });
     expect(await continuations(runId)).toEqual([null, null, null, null]);
   });
@@ -100,17 +108,15 @@ describe('a run-ending append', () => {
   it('writes a queued (interim) checkpoint after its own event, and without a continuation when the batch ends the run', async () => {
     const { sessionId, runId, lastSequence } = await runWithContinuation();
     // An interim checkpoint after the batch's first event, then the final one after its last.
-    await store.append(sessionId, [checkpointed(runId, 3), checkpointed(runId, 4)], {
-      tenantId: TENANT,
-      interimCheckpoints: [
+    await write(sessionId, runId, [checkpointed(runId, 3), checkpointed(runId, 4)], {
+      checkpoints: [
         {
-          runId,
           version: 3,
           state: { step: 3, phase: 'model_completed', providerContinuation: continuation },
           throughEvent: 0,
         },
+        { version: 4, state: { step: 4, phase: 'tools_completed', providerContinuation: null }, throughEvent: 1 },
       ],
-      checkpoint: { runId, version: 4, state: { step: 4, phase: 'tools_completed', providerContinuation: null } },
     });
     const rows = async () =>
       (
@@ -124,18 +130,16 @@ describe('a run-ending append', () => {
       [4, lastSequence + 2, null],
     ]);
     // Queued with the run's end, an interim checkpoint keeps no continuation either.
-    await store.append(sessionId, [checkpointed(runId, 5), cancelled(runId)], {
-      tenantId: TENANT,
+    await write(sessionId, runId, [checkpointed(runId, 5), cancelled(runId)], {
       continuationMayBeStored: false,
-      interimCheckpoints: [
+      checkpoints: [
         {
-          runId,
           version: 5,
           state: { step: 5, phase: 'model_completed', providerContinuation: continuation },
           throughEvent: 0,
         },
+        { version: 6, state: { step: 5, phase: 'terminal', providerContinuation: null }, throughEvent: 1 },
       ],
-      checkpoint: { runId, version: 6, state: { step: 5, phase: 'terminal', providerContinuation: null } },
     });
     expect((await rows()).slice(4)).toEqual([
       [5, lastSequence + 3, null],
@@ -156,7 +160,7 @@ describe('a run-ending append', () => {
     const b = await runWithContinuation();
     await store.append(a.sessionId, [checkpointed(a.runId, 3)], { tenantId: TENANT });
     expect(await continuations(a.runId)).toEqual([continuation, null]);
-    await store.append(a.sessionId, [cancelled(a.runId)], { tenantId: TENANT, continuationMayBeStored: false });
+    await write(a.sessionId, a.runId, [cancelled(a.runId)], { continuationMayBeStored: false });
     expect(await continuations(a.runId)).toEqual([continuation, null]);
     expect(await continuations(b.runId)).toEqual([continuation, null]);
   });

@@ -148,7 +148,9 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     // The interleaving seen with API and worker in one process (the bench, `agent start`): the
     // submit's append commits, its NOTIFY wakes the worker, the claim commits and caches its rows,
     // and only then does the submit record its own (older) rows in the store's session cache.
-    const cache = (t.platform.store as unknown as { cache: { entries: Map<string, unknown> } }).cache.entries;
+    const appender = (t.platform.store as unknown as { appender: { cache: { entries: Map<string, unknown> } } })
+      .appender;
+    const cache = appender.cache.entries;
     const submitted = cache.get(sessionId);
     expect(submitted).toBeDefined();
     const claim = await t.platform.queue.claim('w-late-cache', 30_000, runId);
@@ -160,13 +162,13 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
   it("refuses the next model call's start when a cancel was requested while a tool ran: one model call, none marked not made", async () => {
     // workspace.write_text is not a pure computation: its start is committed before it runs.
     const { runId } = await t.submit('Write the notes.', { modelPolicy: 'fake:untrusted_tool_output' });
-    const store = t.platform.store;
-    const append = store.append.bind(store);
+    const journal = t.platform.journal;
+    const write = journal.write.bind(journal);
     let cancelled = false;
-    // The real store; once the tool's start has committed (the tool runs next), a user's cancel
-    // (the API's command) commits before the loop goes on.
-    const spy = jest.spyOn(store, 'append').mockImplementation(async (sid, events, options) => {
-      const result = await append(sid, events, options);
+    // The real run journal; once the tool's start has committed (the tool runs next), a user's
+    // cancel (the API's command) commits before the loop goes on.
+    const spy = jest.spyOn(journal, 'write').mockImplementation(async (lease, events, options) => {
+      const result = await write(lease, events, options);
       if (!cancelled && events.some((e) => e.type === 'tool.call.started')) {
         cancelled = true;
         await t.commands.execute(new CancelRunCommand(LOCAL_PRINCIPAL, runId, 'test'));
@@ -311,14 +313,14 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     ["after the first tool's result is written", 'tool.call.completed', 1],
   ])('starts no further tool with an effect of the step when a cancel commits %s', async (_when, after, refusals) => {
     const { runId } = await t.submit('Write two files.', { modelPolicy: 'fake:two_workspace_writes' });
-    const store = t.platform.store;
-    const append = store.append.bind(store);
+    const journal = t.platform.journal;
+    const write = journal.write.bind(journal);
     let cancelled = false;
     let refused = 0;
-    // The real store; a user's cancel (the API's command) commits once the first write's `after`
-    // event has committed, before the loop goes on.
-    const spy = jest.spyOn(store, 'append').mockImplementation(async (sid, events, options) => {
-      const result = await append(sid, events, options).catch((e: unknown) => {
+    // The real run journal; a user's cancel (the API's command) commits once the first write's
+    // `after` event has committed, before the loop goes on.
+    const spy = jest.spyOn(journal, 'write').mockImplementation(async (lease, events, options) => {
+      const result = await write(lease, events, options).catch((e: unknown) => {
         if (e instanceof ConcurrencyConflict) refused += 1;
         throw e;
       });

@@ -146,3 +146,69 @@ describe('PgTransientPublisher', () => {
     expect(heard.filter((f) => f.r === frame.runId)).toEqual([]);
   });
 });
+
+describe('PgTransientPublisher: the credential scan of events on deltas (ADR 0042)', () => {
+  // Fake, well-formed credentials, built from pieces so the committed-secret scan does not flag this file.
+  const openai = `${'sk-'}proj-${'Ab3dEf6hIj9kLm2n'.repeat(3)}`;
+  const anthropic = `${'sk-'}ant-api03-${'Zz09_x'.repeat(6)}`;
+  const bearer = 'q7Wc2kLp9'.repeat(4);
+  const raw = ['Ab3dEf6hIj9kLm2n', 'Zz09_xZz09_x', bearer];
+
+  it('publishes a credential streamed over several deltas redacted, never raw, holding back only what could be one', async () => {
+    const warnings: [string, Record<string, unknown> | undefined][] = [];
+    const log = {
+      info: () => undefined,
+      debug: () => undefined,
+      error: () => undefined,
+      warn: (msg: string, fields?: Record<string, unknown>) => warnings.push([msg, fields]),
+      child: () => log,
+    };
+    const publisher = new PgTransientPublisher(db, log);
+    const sessionId = randomUUID();
+    const runId = randomUUID();
+    const pieces = ['Your key is ', openai.slice(0, 2), openai.slice(2, 14), openai.slice(14), ' and ', 'Bear', 'er '];
+    const text = (t: string) => publisher.publish({ sessionId, runId, kind: 'text_delta', text: t });
+    await Promise.all([...pieces, bearer, '; done'].map(text));
+    await publisher.publish({ sessionId, runId, kind: 'reasoning_delta', text: `the user pasted ${anthropic}` });
+
+    // The model's stream goes on: the key at the end of the reasoning is held, the rest is out.
+    const shown = 'Your key is [REDACTED:openai_api_key] and [REDACTED:bearer_token]; done';
+    const before = await framesOf(runId, shown.length + 'the user pasted '.length);
+    expect(rendered(before)).toEqual([
+      { k: 'text_delta', t: shown },
+      { k: 'reasoning_delta', t: 'the user pasted ' },
+    ]);
+
+    // The stream ends: what was held goes out, redacted.
+    await publisher.endOfStream(sessionId, runId);
+    const after = await framesOf(runId, before.reduce((n, f) => n + f.t.length, 0) + 28);
+    expect(rendered(after)).toEqual([
+      { k: 'text_delta', t: shown },
+      { k: 'reasoning_delta', t: 'the user pasted [REDACTED:anthropic_api_key]' },
+    ]);
+    const everything = after.map((f) => f.t).join('');
+    for (const body of raw) expect(everything).not.toContain(body);
+    expect(after.some((f) => /sk-|Bearer /.test(f.t))).toBe(false);
+    // The operator hears of each redaction, never of the value.
+    expect(warnings.map(([, f]) => [f?.frameKind, f?.pattern])).toEqual([
+      ['text_delta', 'openai_api_key'],
+      ['text_delta', 'bearer_token'],
+      ['reasoning_delta', 'anthropic_api_key'],
+    ]);
+    expect(JSON.stringify(warnings)).not.toContain('Ab3dEf6hIj9k');
+  });
+
+  it('drops what it held back when the answer supersedes the previews, and sends nothing at the end after that', async () => {
+    const publisher = new PgTransientPublisher(db);
+    const sessionId = randomUUID();
+    const runId = randomUUID();
+    await publisher.publish({ sessionId, runId, kind: 'text_delta', text: 'Here it is: ' });
+    await publisher.publish({ sessionId, runId, kind: 'text_delta', text: openai.slice(0, 20) });
+    await framesOf(runId, 'Here it is: '.length);
+    publisher.supersede(sessionId, runId);
+    await publisher.endOfStream(sessionId, runId);
+    await new Promise((r) => setTimeout(r, 200));
+
+    expect(heard.filter((f) => f.r === runId).map((f) => f.t)).toEqual(['Here it is: ']);
+  });
+});

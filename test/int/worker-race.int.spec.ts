@@ -75,7 +75,7 @@ describe('workers racing over the queue', () => {
   });
 
   it('refuses every write from a worker whose lease was taken over', async () => {
-    const { runId, sessionId } = await t.submit('What is 1 plus 1?');
+    const { runId } = await t.submit('What is 1 plus 1?');
     const first = await t.platform.queue.claim('old-worker', 60_000, runId);
     expect(first?.leaseEpoch).toBe(1);
     // The lease "expires" (the old worker stalled); a new worker takes over.
@@ -85,10 +85,7 @@ describe('workers racing over the queue', () => {
     // The stalled worker wakes up: its heartbeat reports it fenced and its writes are refused.
     expect((await t.platform.queue.heartbeat(first!, 60_000)).held).toBe(false);
     await expect(
-      t.platform.store.append(sessionId, [{ type: 'run.completed', runId, data: { messageId: randomUUID() } }], {
-        tenantId: 'local',
-        fence: { runId, leaseEpoch: first!.leaseEpoch },
-      }),
+      t.platform.journal.write(first!, [{ type: 'run.completed', runId, data: { messageId: randomUUID() } }]),
     ).rejects.toBeInstanceOf(LeaseFencedError);
     const loop = t.platform.createRunLoop();
     expect(await loop.execute(first!, new AbortController().signal)).toBe('fenced');

@@ -34,6 +34,7 @@ export function runQueued(runId: string, idempotencyKey: string | null = null): 
       priority: 100,
       idempotencyKey,
       requestHash: idempotencyKey ? 'h' : null,
+      scopes: ['tools.use'],
     },
   };
 }

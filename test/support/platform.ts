@@ -51,7 +51,7 @@ export async function createTestPlatform(
       const end = Date.now() + timeoutMs;
       for (;;) {
         const run = await platform.runs.get(runId, null);
-        if (run && ['completed', 'failed', 'cancelled'].includes(run.status)) return run.status;
+        if (run && ['completed', 'failed', 'cancelled', 'interrupted'].includes(run.status)) return run.status;
         if (Date.now() > end) throw new Error(`run ${runId} still ${run?.status} after ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 50));
       }

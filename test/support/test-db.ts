@@ -41,9 +41,15 @@ export async function createTestDb(opts: { migrated?: boolean } = {}): Promise<T
     }
   }
   const url = withDatabase(adminUrl(), name);
+  // AGENT_TEST_KEEP_DBS=1 keeps every file's database, so `agent projections rebuild --verify` can be
+  // run over the whole suite's data afterwards (scripts/verify-test-dbs.sh).
+  const keep = process.env.AGENT_TEST_KEEP_DBS === '1';
   return {
     url,
     name,
-    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      keep
+        ? Promise.resolve()
+        : admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }

@@ -33,6 +33,7 @@ const queued = ev(1, 'run.queued', {
   priority: 100,
   idempotencyKey: null,
   requestHash: null,
+  scopes: ['tools.use'],
 });
 
 describe('the run projection', () => {

@@ -86,3 +86,35 @@ describe('the session projection (v3)', () => {
     expect(deleted).toMatchObject({ status: 'deleted', updated_at: '2026-11-30T10:00:10.000Z' });
   });
 });
+
+describe('the session projection (v4): runs queued behind the active one', () => {
+  const events = [
+    ev(1, 'session.created', { agentId: 'general', agentVersion: 1, principalId: 'p', title: 't', metadata: {} }, null),
+    ev(2, 'run.queued', { agentId: 'general', queuedBehind: null }, 'a'),
+    ev(3, 'run.claimed', { workerId: 'w', leaseEpoch: 1, attempt: 1 }, 'a'),
+    ev(4, 'run.queued', { agentId: 'general', queuedBehind: 'a', multitaskStrategy: 'enqueue' }, 'b'),
+    ev(5, 'run.queued', { agentId: 'general', queuedBehind: 'b', multitaskStrategy: 'enqueue' }, 'c'),
+    ev(6, 'run.completed', { messageId: null }, 'a'),
+    ev(7, 'run.cancelled', { reason: null }, 'c'),
+    ev(8, 'run.failed', { reason: 'internal_error', message: 'x', errorCode: null }, 'b'),
+  ];
+  const rows = foldAll(events);
+
+  it('keeps the waiting runs in order, promotes the next when the active run ends, and drops a cancelled one', () => {
+    expect(rows.map((r) => [r.active_run_id, r.queued_run_ids, r.last_run_id])).toEqual([
+      [null, [], null],
+      ['a', [], 'a'],
+      ['a', [], 'a'],
+      ['a', ['b'], 'b'],
+      ['a', ['b', 'c'], 'c'],
+      ['b', ['c'], 'c'],
+      ['b', [], 'c'],
+      [null, [], 'c'],
+    ]);
+  });
+
+  it('a v1 run.queued (no queuedBehind) makes the run active as before', () => {
+    const [, row] = foldAll([events[0], ev(2, 'run.queued', { agentId: 'general' }, 'a')]);
+    expect(row).toMatchObject({ active_run_id: 'a', queued_run_ids: [] });
+  });
+});

@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { mcpGrantsOf, type AgentSpec } from '../../domain/agent';
 import { withGrant, type GrantDecision, type McpServerGrant } from '../../domain/mcp-grants';
 import { ConfigurationError } from '../../domain/errors';
+import { isMultitaskStrategy, MULTITASK_STRATEGIES, type MultitaskStrategy } from '../../domain/run/multitask';
 import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { Database } from '../postgres';
 
@@ -52,12 +53,28 @@ const agentSchema = {
                 propertyNames: { pattern: '^[a-z][a-z0-9_]*$' },
                 additionalProperties: { enum: ['allow', 'deny'] },
               },
+              // {<tool>: {<argument>: <JSON Schema>}}; compiled (and refused naming the field) by the policy layer at startup.
+              rules: { type: 'object' },
             },
           },
         },
       ],
     },
     policy_profile: { type: 'string' },
+    // ADR 0032: the most a run of this agent may do; a run holds its submitter's scopes narrowed to these.
+    allowed_scopes: {
+      type: 'array',
+      items: { type: 'string', pattern: '^[a-z][a-z0-9_.:-]{0,99}$' },
+      uniqueItems: true,
+    },
+    // delegate.run (ADR 0037): enabled: true/false decides for this agent (absent: DELEGATION_ENABLED).
+    delegation: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { enabled: { type: 'boolean' }, max_fan_out: { type: 'integer', minimum: 1, maximum: 16 } },
+    },
+    // What a message does while a run of the session works (issue 33); the server default is reject.
+    multitask_strategy: { enum: [...MULTITASK_STRATEGIES] },
     limits: limitsSchema,
     metadata: { type: 'object' },
   },
@@ -71,8 +88,16 @@ interface AgentYaml {
   model_policy: string;
   enabled_tools: string[];
   enabled_skills?: string[];
-  mcp_servers?: string[] | Record<string, { default: GrantDecision; tools?: Record<string, GrantDecision> }>;
+  mcp_servers?:
+    | string[]
+    | Record<
+        string,
+        { default: GrantDecision; tools?: Record<string, GrantDecision>; rules?: McpServerGrant['rules'] }
+      >;
   policy_profile: string;
+  allowed_scopes?: string[];
+  delegation?: { enabled?: boolean; max_fan_out?: number };
+  multitask_strategy?: MultitaskStrategy;
   limits: {
     max_steps: number;
     max_model_calls: number;
@@ -109,7 +134,12 @@ function yamlGrants(a: AgentYaml): McpServerGrant[] | null {
   if (Array.isArray(a.mcp_servers))
     return a.mcp_servers.map((serverId) => ({ serverId, default: 'allow' as const, tools: {} }));
   return Object.entries(a.mcp_servers)
-    .map(([serverId, g]) => ({ serverId, default: g.default, tools: g.tools ?? {} }))
+    .map(([serverId, g]) => ({
+      serverId,
+      default: g.default,
+      tools: g.tools ?? {},
+      ...(g.rules && Object.keys(g.rules).length > 0 ? { rules: g.rules } : {}),
+    }))
     .sort((x, y) => (x.serverId < y.serverId ? -1 : 1));
 }
 
@@ -129,6 +159,19 @@ function limitsOf(l: AgentYaml['limits']): AgentSpec['limits'] {
 function toAgentSpec(a: AgentYaml, modelPolicyOverride: string | null): AgentSpec {
   const grants = yamlGrants(a);
   const mcpServers = grants?.map((g) => g.serverId) ?? [];
+  const spec = baseSpec(a, modelPolicyOverride, grants, mcpServers);
+  if (a.allowed_scopes === undefined) return spec;
+  // Stored in the metadata column too (no schema change); toSpec reads it back.
+  const allowedScopes = [...a.allowed_scopes].sort();
+  return { ...spec, allowedScopes, metadata: { ...spec.metadata, allowed_scopes: allowedScopes } };
+}
+
+function baseSpec(
+  a: AgentYaml,
+  modelPolicyOverride: string | null,
+  grants: McpServerGrant[] | null,
+  mcpServers: string[],
+): AgentSpec {
   return {
     id: a.id,
     version: a.version,
@@ -141,14 +184,36 @@ function toAgentSpec(a: AgentYaml, modelPolicyOverride: string | null): AgentSpe
     ...(grants ? { mcpGrants: grants } : {}),
     policyProfile: a.policy_profile,
     limits: limitsOf(a.limits),
-    // The grant is stored in the metadata column (no schema change); toSpec reads it back.
-    metadata:
-      grants === null
+    ...(a.multitask_strategy ? { multitaskStrategy: a.multitask_strategy } : {}),
+    // The grant, the delegation settings and the multitask strategy are stored in the metadata column (no schema change);
+    // toSpec reads them back.
+    metadata: {
+      ...(grants === null
         ? (a.metadata ?? {})
         : Array.isArray(a.mcp_servers)
           ? { ...a.metadata, mcp_servers: mcpServers }
-          : { ...a.metadata, mcp_servers: mcpServers, mcp_grants: grants },
+          : { ...a.metadata, mcp_servers: mcpServers, mcp_grants: grants }),
+      ...(a.delegation ? { delegation: a.delegation } : {}),
+      ...(a.multitask_strategy ? { multitask_strategy: a.multitask_strategy } : {}),
+    },
   };
+}
+
+/** The metadata keys that change what a run of the agent may do; a stored version must match them. */
+const BEHAVIOUR_METADATA = ['mcp_grants', 'allowed_scopes', 'delegation', 'multitask_strategy'] as const;
+
+/** Whether a stored agent version differs from its file (jsonb reorders object keys: canonical forms). */
+function differsFromStored(
+  e: { instructions: string; enabled_tools: unknown; limits: unknown; metadata: Record<string, unknown> | null },
+  a: AgentSpec,
+): boolean {
+  return (
+    e.instructions !== a.instructions ||
+    canonical(e.enabled_tools) !== canonical(a.enabledTools) ||
+    canonical(e.limits) !== canonical(a.limits) ||
+    canonical(e.metadata?.mcp_servers ?? []) !== canonical(a.mcpServers ?? []) ||
+    BEHAVIOUR_METADATA.some((k) => canonical(e.metadata?.[k] ?? null) !== canonical(a.metadata[k] ?? null))
+  );
 }
 
 /**
@@ -198,15 +263,7 @@ export class YamlAgentCatalog implements AgentCatalog {
           a.id,
           a.version,
         ]);
-        const e = existing.rows[0];
-        // jsonb reorders object keys, so compare canonical forms.
-        if (
-          e.instructions !== a.instructions ||
-          canonical(e.enabled_tools) !== canonical(a.enabledTools) ||
-          canonical(e.limits) !== canonical(a.limits) ||
-          canonical(e.metadata?.mcp_servers ?? []) !== canonical(a.mcpServers ?? []) ||
-          canonical(e.metadata?.mcp_grants ?? null) !== canonical(a.metadata.mcp_grants ?? null)
-        ) {
+        if (differsFromStored(existing.rows[0], a)) {
           throw new ConfigurationError(
             `agent ${a.id} v${a.version} differs from the stored v${a.version}; bump its version`,
             { agentId: a.id },
@@ -258,8 +315,14 @@ export class YamlAgentCatalog implements AgentCatalog {
       server_id: string;
       default_decision: GrantDecision;
       tools: Record<string, GrantDecision>;
-    }>('SELECT server_id, default_decision, tools FROM agent_mcp_grants WHERE agent_id = $1', [agentId]);
-    return rows.rows.map((row) => ({ serverId: row.server_id, default: row.default_decision, tools: row.tools }));
+      rules: McpServerGrant['rules'];
+    }>('SELECT server_id, default_decision, tools, rules FROM agent_mcp_grants WHERE agent_id = $1', [agentId]);
+    return rows.rows.map((row) => ({
+      serverId: row.server_id,
+      default: row.default_decision,
+      tools: row.tools,
+      ...(row.rules && Object.keys(row.rules).length > 0 ? { rules: row.rules } : {}),
+    }));
   }
 }
 
@@ -287,13 +350,25 @@ function toSpec(r: Record<string, unknown>): AgentSpec {
     limits: r.limits as AgentSpec['limits'],
     mcpServers: mcpServersOf(r.metadata),
     ...grantsOf(r.metadata),
+    ...allowedScopesOf(r.metadata),
+    ...strategyOf(r.metadata),
     metadata: r.metadata as Record<string, unknown>,
   };
+}
+
+function strategyOf(metadata: unknown): { multitaskStrategy?: MultitaskStrategy } {
+  const v = (metadata as { multitask_strategy?: unknown } | null)?.multitask_strategy;
+  return isMultitaskStrategy(v) ? { multitaskStrategy: v } : {};
 }
 
 function grantsOf(metadata: unknown): { mcpGrants?: McpServerGrant[] } {
   const v = (metadata as { mcp_grants?: unknown } | null)?.mcp_grants;
   return Array.isArray(v) ? { mcpGrants: v as McpServerGrant[] } : {};
+}
+
+function allowedScopesOf(metadata: unknown): { allowedScopes?: string[] } {
+  const v = (metadata as { allowed_scopes?: unknown } | null)?.allowed_scopes;
+  return Array.isArray(v) ? { allowedScopes: v.filter((x): x is string => typeof x === 'string') } : {};
 }
 
 function mcpServersOf(metadata: unknown): string[] {

@@ -3,10 +3,10 @@ import { noopMetrics, type McpMetrics } from '../../ports/metrics';
 import type { Tool } from '../../ports/tool';
 import type { McpConfig } from './mcp-config';
 import { mapTools } from './mcp-tools';
-import { DEFAULT_RESTART_POLICY, McpServerSupervisor, type RestartPolicy, type ServerStatus } from './supervisor';
+import { McpServerSupervisor, type RestartPolicy, type ServerStatus } from './supervisor';
 
 export { loadMcpConfig, parseMcpConfig, RESERVED_DOMAINS, UNCLASSIFIED } from './mcp-config';
-export type { McpConfig, McpServerConfig, McpHttpAuth } from './mcp-config';
+export type { McpConfig, McpServerConfig, McpHttpAuth, RestartStrategy } from './mcp-config';
 export { MCP_PROTOCOL_VERSIONS } from './mcp-config';
 export { mcpToolName, classify, limitOutput } from './mcp-tools';
 export { DEFAULT_RESTART_POLICY } from './supervisor';
@@ -37,7 +37,8 @@ export class McpHub {
   constructor(
     readonly config: McpConfig,
     private readonly log: Logger,
-    policy: RestartPolicy = DEFAULT_RESTART_POLICY,
+    /** Replaces fields of every server's configured restart policy (tests shorten the backoff). */
+    policy: Partial<RestartPolicy> = {},
     metrics: McpMetrics = noopMetrics,
   ) {
     for (const s of config.servers) {

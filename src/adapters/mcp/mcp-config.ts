@@ -53,6 +53,32 @@ export interface McpHttpAuth {
 /** MCP protocol versions this client can speak (the SDK's supported list); `protocol_version` pins one. */
 export const MCP_PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 
+export type RestartStrategy = 'on_failure' | 'always' | 'never';
+
+/**
+ * What happens when a server exits or fails (ClotoCore §3.1.2): `on_failure` restarts after a crash,
+ * a failed start, a failed health check or a lost HTTP connection, not after a clean exit (code 0);
+ * `always` restarts after any exit; `never` marks the server failed at its first failure. Restarts
+ * back off `baseDelayMs · 2^(n-1)` capped at `maxDelayMs`; more than `maxRestarts` failures inside
+ * the rolling `windowMs` and the server is marked failed.
+ */
+export interface RestartPolicy {
+  readonly strategy: RestartStrategy;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly maxRestarts: number;
+  readonly windowMs: number;
+}
+
+/** The one definition of the restart defaults (a server entry's `restart` overrides field by field). */
+export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+  strategy: 'on_failure',
+  baseDelayMs: 1000,
+  maxDelayMs: 30_000,
+  maxRestarts: 5,
+  windowMs: 300_000,
+};
+
 export interface McpServerConfig {
   readonly id: string;
   readonly transport: 'stdio' | 'http';
@@ -75,6 +101,8 @@ export interface McpServerConfig {
   /** How long one health ping may take before the server counts as failed (`health_timeout_seconds`, default 5 s). */
   readonly healthTimeoutMs: number;
   readonly maxOutputBytes: number;
+  /** `restart` of the entry over DEFAULT_RESTART_POLICY. */
+  readonly restart: RestartPolicy;
   /** Server-wide classification; null when the operator gave none (tools then default to UNCLASSIFIED). */
   readonly classification: McpClassification | null;
   /** Per MCP tool name (as the server spells it). */
@@ -95,6 +123,18 @@ const classificationSchema = {
     risk: { enum: ['low', 'medium', 'high', 'critical'] },
     idempotency: { enum: ['read_only', 'idempotent', 'conditional', 'non_idempotent'] },
     required_scopes: { type: 'array', items: { type: 'string', minLength: 1 } },
+  },
+};
+
+const restartSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    strategy: { enum: ['on_failure', 'always', 'never'] },
+    max_restarts: { type: 'integer', minimum: 0, maximum: 1000 },
+    restart_window_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 86400 },
+    backoff_base_ms: { type: 'integer', minimum: 0, maximum: 3_600_000 },
+    backoff_max_ms: { type: 'integer', minimum: 0, maximum: 3_600_000 },
   },
 };
 
@@ -145,6 +185,7 @@ const serverSchema = {
     health_interval_seconds: { type: 'number', minimum: 0, maximum: 86400 },
     health_timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 300 },
     max_output_bytes: { type: 'integer', minimum: 256, maximum: 16777216 },
+    restart: restartSchema,
     classification: classificationSchema,
     tools: { type: 'object', additionalProperties: classificationSchema },
   },
@@ -186,6 +227,33 @@ function classification(raw: RawClassification | undefined): McpClassification |
   };
 }
 
+interface RawRestart {
+  strategy?: RestartStrategy;
+  max_restarts?: number;
+  restart_window_seconds?: number;
+  backoff_base_ms?: number;
+  backoff_max_ms?: number;
+}
+
+/** A server's `restart` over the defaults; a cap below the base is refused naming the field. */
+function restartPolicy(s: RawServer, source: string): RestartPolicy {
+  const r = s.restart ?? {};
+  const d = DEFAULT_RESTART_POLICY;
+  const policy: RestartPolicy = {
+    strategy: r.strategy ?? d.strategy,
+    maxRestarts: r.max_restarts ?? d.maxRestarts,
+    windowMs: r.restart_window_seconds === undefined ? d.windowMs : Math.round(r.restart_window_seconds * 1000),
+    baseDelayMs: r.backoff_base_ms ?? d.baseDelayMs,
+    maxDelayMs: r.backoff_max_ms ?? d.maxDelayMs,
+  };
+  if (policy.maxDelayMs < policy.baseDelayMs)
+    throw new ConfigurationError(
+      `${source}: server ${s.id}: field restart.backoff_max_ms: must not be below restart.backoff_base_ms (${policy.baseDelayMs})`,
+      { server: s.id, field: 'restart.backoff_max_ms' },
+    );
+  return policy;
+}
+
 /** One server entry of mcp.yaml as the schema admits it. */
 interface RawServer {
   id: string;
@@ -204,6 +272,7 @@ interface RawServer {
   health_interval_seconds?: number;
   health_timeout_seconds?: number;
   max_output_bytes?: number;
+  restart?: RawRestart;
   classification?: RawClassification;
   tools?: Record<string, RawClassification>;
 }
@@ -271,7 +340,7 @@ function assertUsableId(id: string, seen: ReadonlySet<string>, source: string): 
 }
 
 /** The fields every transport shares, with their defaults. */
-function commonFields(s: RawServer) {
+function commonFields(s: RawServer, source: string) {
   const tools: Record<string, McpClassification> = {};
   for (const [name, c] of Object.entries(s.tools ?? {})) tools[name] = classification(c)!;
   return {
@@ -282,6 +351,7 @@ function commonFields(s: RawServer) {
     healthIntervalMs: Math.round((s.health_interval_seconds ?? 30) * 1000),
     healthTimeoutMs: Math.round((s.health_timeout_seconds ?? 5) * 1000),
     maxOutputBytes: s.max_output_bytes ?? 65_536,
+    restart: restartPolicy(s, source),
     classification: classification(s.classification),
     tools,
   };
@@ -304,7 +374,7 @@ function httpServer(s: RawServer, ctx: ServerContext): McpServerConfig {
     throw refuse('must not embed credentials; use transport.auth with an environment variable');
   const a = s.transport.auth;
   return {
-    ...commonFields(s),
+    ...commonFields(s, ctx.source),
     transport: 'http' as const,
     command: '',
     args: [],
@@ -318,7 +388,7 @@ function httpServer(s: RawServer, ctx: ServerContext): McpServerConfig {
 function stdioServer(s: RawServer, ctx: ServerContext): McpServerConfig {
   const { vars, configDir } = ctx;
   return {
-    ...commonFields(s),
+    ...commonFields(s, ctx.source),
     transport: 'stdio' as const,
     command: expand(s.transport.command!, vars, where(s, ctx, 'transport.command')),
     args: (s.transport.args ?? []).map((a, i) => expand(a, vars, where(s, ctx, `transport.args.${i}`))),

@@ -16,7 +16,10 @@ export class ObservedTransport implements Transport {
   private initializeId: string | number | null = null;
 
   constructor(
-    private readonly inner: Transport & { readonly pid?: number | null },
+    private readonly inner: Transport & {
+      readonly pid?: number | null;
+      readonly exit?: { readonly code: number | null; readonly signal: string | null } | null;
+    },
     private readonly pinnedVersion: string | null,
     private readonly onInvalidMessage: (error: Error) => void,
   ) {
@@ -43,8 +46,13 @@ export class ObservedTransport implements Transport {
     return this.inner.sessionId;
   }
 
-  start(): Promise<void> {
-    return this.inner.start();
+  async start(): Promise<void> {
+    await this.inner.start();
+  }
+
+  /** How a stdio child ended (ChildStdioTransport sets it before `onclose`); null while it runs or for HTTP. */
+  get exit(): { readonly code: number | null; readonly signal: string | null } | null {
+    return this.inner.exit ?? null;
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {

@@ -1,27 +1,15 @@
+import { ChildStdioTransport } from './child-stdio-transport';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../ports/logger';
 import { noopMetrics, type McpMetrics } from '../../ports/metrics';
-import type { McpServerConfig } from './mcp-config';
+import type { McpServerConfig, RestartPolicy } from './mcp-config';
 import { ObservedTransport } from './observed-transport';
 import { redactCredentials } from './redact';
 
-/** Restart policy (ClotoCore §3.1.2 semantics): restart only on failure, base 1 s doubling, capped 30 s. */
-export interface RestartPolicy {
-  readonly baseDelayMs: number;
-  readonly maxDelayMs: number;
-  readonly maxRestarts: number;
-  readonly windowMs: number;
-}
-
-export const DEFAULT_RESTART_POLICY: RestartPolicy = {
-  baseDelayMs: 1000,
-  maxDelayMs: 30_000,
-  maxRestarts: 5,
-  windowMs: 300_000,
-};
+export { DEFAULT_RESTART_POLICY } from './mcp-config';
+export type { RestartPolicy } from './mcp-config';
 
 export type ServerState = 'idle' | 'starting' | 'ready' | 'backoff' | 'failed' | 'stopped';
 
@@ -89,15 +77,20 @@ export class McpServerSupervisor {
   /** The next health ping while ready (unref'd; cleared on stop and on failure). */
   private healthTimer: NodeJS.Timeout | null = null;
   private generation = 0;
+  /** The server's `restart` policy (config/mcp.yaml), with the constructor's override on top. */
+  readonly policy: RestartPolicy;
 
   constructor(
     readonly config: McpServerConfig,
     private readonly log: Logger,
-    private readonly policy: RestartPolicy = DEFAULT_RESTART_POLICY,
+    /** Fields replacing the server's configured policy (tests shorten the backoff). */
+    policyOverride: Partial<RestartPolicy> = {},
+    /** The clock of the rolling restart window (tests move it instead of waiting minutes). */
     private readonly now: () => number = Date.now,
     /** mcp_calls_total (recorded by the tools), restarts and mcp_server_up (recorded here). */
     readonly metrics: McpMetrics = noopMetrics,
   ) {
+    this.policy = { ...config.restart, ...policyOverride };
     metrics.mcpServerUp(config.id, false);
   }
 
@@ -279,7 +272,7 @@ export class McpServerSupervisor {
     return this.starting;
   }
 
-  private createTransport(): StdioClientTransport | StreamableHTTPClientTransport {
+  private createTransport(): ChildStdioTransport | StreamableHTTPClientTransport {
     if (this.config.transport === 'http') {
       const auth = this.config.auth;
       const serverId = this.config.id;
@@ -294,18 +287,19 @@ export class McpServerSupervisor {
       };
       return new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: authorizedFetch });
     }
-    const env: Record<string, string | undefined> = {};
-    // The SDK merges its default environment in; blank those keys out unless allowlisted.
-    for (const key of Object.keys(getDefaultEnvironment())) env[key] = undefined;
-    for (const key of this.config.envAllowlist) env[key] = process.env[key];
-    const transport = new StdioClientTransport({
+    // The child's whole environment: the allowlisted variables, nothing else of this process's.
+    const env: Record<string, string> = {};
+    for (const key of this.config.envAllowlist) {
+      const value = process.env[key];
+      if (value !== undefined) env[key] = value;
+    }
+    const transport = new ChildStdioTransport({
       command: this.config.command,
-      args: [...this.config.args],
+      args: this.config.args,
       cwd: this.config.cwd ?? undefined,
-      env: env as Record<string, string>,
-      stderr: 'pipe',
+      env,
     });
-    transport.stderr?.on('data', (chunk: Buffer) =>
+    transport.stderr.on('data', (chunk: Buffer) =>
       this.log.debug('mcp server stderr', {
         server: this.config.id,
         line: redactCredentials(chunk.toString('utf8'), this.config).slice(0, 500),
@@ -411,18 +405,40 @@ export class McpServerSupervisor {
   private onClosed(generation: number): void {
     if (generation !== this.generation || this.state === 'stopped') return; // detached on purpose
     if (this.state === 'starting') return; // a failed connect: its own catch records the reason
-    this.lastError = this.config.transport === 'http' ? 'connection closed' : 'server process exited';
-    this.log.warn('mcp server exited', { server: this.config.id });
+    const exit = this.transport?.exit ?? null;
+    const clean = exit !== null && exit.code === 0;
+    this.lastError =
+      this.config.transport === 'http'
+        ? 'connection closed'
+        : exit === null
+          ? 'server process exited'
+          : `server process exited (${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`})`;
+    this.log.warn('mcp server exited', { server: this.config.id, clean });
     this.client = null;
     this.transport = null;
-    this.onFailure(generation);
+    this.onFailure(generation, clean);
   }
 
-  private onFailure(generation: number): void {
+  /**
+   * The server went down (`clean`: a stdio child exited with code 0 on its own). Per the strategy
+   * it is restarted with backoff, left stopped (`on_failure` after a clean exit), or marked failed
+   * (`never`, or more than `maxRestarts` failures inside the rolling window).
+   */
+  private onFailure(generation: number, clean = false): void {
     if (generation !== this.generation || this.state === 'stopped') return;
     this.clearHealth();
     this.generation++; // stale transports are detached: their late callbacks are ignored
     this.metrics.mcpServerUp(this.config.id, false);
+    const { strategy } = this.policy;
+    if (strategy === 'never' || (clean && strategy === 'on_failure')) {
+      this.state = clean ? 'stopped' : 'failed';
+      this.lastError = `${this.lastError ?? 'exited'}; restart strategy ${strategy} does not restart it`;
+      this.log[clean ? 'warn' : 'error'](clean ? 'mcp server stopped' : 'mcp server marked failed', {
+        server: this.config.id,
+        error: this.lastError,
+      });
+      return;
+    }
     const t = this.now();
     this.failures = [...this.failures.filter((f) => t - f < this.policy.windowMs), t];
     if (this.failures.length > this.policy.maxRestarts) {

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { createDataSource } from '../../../ormconfig';
 import { readOwnerFile, startEmbeddedPostgres, type RunningPostgres } from './embedded/embedded-postgres';
 import { Client } from 'pg';
+import { ConfigurationError } from '../../domain/errors';
 
 export interface DatabaseHandle {
   readonly url: string;
@@ -63,15 +64,31 @@ export async function ensureDatabase(adminUrl: string, name: string): Promise<vo
   }
 }
 
-/** Applies pending migrations (each in its own transaction). Returns the names applied. */
+/** The session-level advisory lock every migrating process takes first ("agent-core migrate"). */
+const MIGRATION_LOCK_KEY = 0x61676d69; // 'agmi'
+
+/**
+ * Applies pending migrations (each in its own transaction). Returns the names applied. Processes
+ * started together on a fresh database (`agent api` and `agent worker`, several hosts) take turns
+ * under one advisory lock: the first applies them, the others then find none pending — without it,
+ * two would run the same CREATE TYPE at once and one would fail on a duplicate catalog row.
+ */
 export async function migrateToLatest(url: string): Promise<string[]> {
-  const ds = createDataSource(url);
-  await ds.initialize();
+  const lock = new Client({ connectionString: url });
+  await lock.connect();
   try {
-    const applied = await ds.runMigrations({ transaction: 'each' });
-    return applied.map((m) => m.name);
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    const ds = createDataSource(url);
+    await ds.initialize();
+    try {
+      const applied = await ds.runMigrations({ transaction: 'each' });
+      return applied.map((m) => m.name);
+    } finally {
+      await ds.destroy();
+    }
   } finally {
-    await ds.destroy();
+    // Ending the session releases the lock, also when a migration failed.
+    await lock.end();
   }
 }
 
@@ -87,5 +104,31 @@ export async function migrationsAtHead(url: string): Promise<{ atHead: boolean; 
     return { atHead: false, pending: ds.migrations.map((m) => m.name ?? '').filter((n) => !done.has(n)) };
   } finally {
     await ds.destroy();
+  }
+}
+
+/**
+ * Refuses a server that cannot take writes (a hot standby, or `default_transaction_read_only`): the
+ * process would otherwise start and then fail every write. Behind HAProxy, point DATABASE_URL at
+ * the port that routes to the Patroni leader (docs/operations/ha.md).
+ */
+export async function assertWritablePrimary(url: string): Promise<void> {
+  const c = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  c.on('error', () => undefined); // a cut connection fails the query below instead
+  await c.connect();
+  try {
+    const r = await c.query<{ recovery: boolean; read_only: string }>(
+      `SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') AS read_only`,
+    );
+    const { recovery, read_only: readOnly } = r.rows[0];
+    if (recovery || readOnly === 'on')
+      throw new ConfigurationError(
+        `DATABASE_URL points at a read-only server (${recovery ? 'a replica in recovery' : 'transaction_read_only is on'}): ` +
+          'agent-core writes on every request and needs the primary. Point DATABASE_URL at the primary, or at ' +
+          "HAProxy's leader port in a Patroni cluster (docs/operations/ha.md).",
+        { name: 'DATABASE_URL', recovery, readOnly },
+      );
+  } finally {
+    await c.end().catch(() => undefined);
   }
 }

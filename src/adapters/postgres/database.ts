@@ -1,4 +1,10 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
+import { asDatabaseUnavailable } from './unavailable';
+
+/** Rethrows a failed query's error, as `DatabaseUnavailable` when the server is unreachable (a failover). */
+const rethrow = (e: unknown): never => {
+  throw asDatabaseUnavailable(e);
+};
 
 /** Anything that can run a parameterised query: the pool or a client inside a transaction. */
 export interface Queryable {
@@ -14,18 +20,40 @@ export interface Queryable {
   }): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
+/**
+ * How the pool reaches PostgreSQL (docs/operations/pooling.md, ADR 0030). `direct`: its own server
+ * connections, so statements may be prepared once per connection. `transaction-pooler`: through
+ * PgBouncer in transaction mode, where consecutive transactions of one client connection may run on
+ * different server connections and PgBouncer 1.18 cannot track prepared statements: nothing is
+ * prepared (named statements are sent unnamed, `transactionFromPrepared` inlines its statement).
+ */
+export type ConnectionMode = 'direct' | 'transaction-pooler';
+
 /** The shared connection pool. One per process; each unit of work borrows its own client. */
 export class Database {
   readonly pool: Pool;
+  /** False behind a transaction pooler: every statement is sent unnamed (planned on each call). */
+  readonly namedStatements: boolean;
   /** The statements `transactionFromPrepared` has prepared on each pooled connection. */
   private readonly prepared = new WeakMap<PoolClient, Set<string>>();
   constructor(
     readonly url: string,
     max = 10,
+    readonly mode: ConnectionMode = 'direct',
   ) {
-    this.pool = new Pool({ connectionString: url, max, application_name: 'agent-core' });
+    this.namedStatements = mode === 'direct';
+    // Pipelined connections (pg's public `pipeline` option): a query is written to the server as soon
+    // as it is issued, not after the previous one's answer. Callers that await each query see no
+    // difference; one that issues two together shares their round trip (an append and the COMMIT
+    // behind it, PgAppender.appendAndCommit). Behind PgBouncer's transaction mode this stays safe:
+    // the only pipelined batches end with their transaction's COMMIT, so PgBouncer keeps the client
+    // on one server connection until the last answer (ADR 0030).
+    this.pool = new Pool({ connectionString: url, max, application_name: 'agent-core', pipeline: true });
     // An idle client that loses its server must not crash the process; the pool drops it.
     this.pool.on('error', () => undefined);
+    // Nor may a checked-out one between two queries (a failover cuts every connection): its next
+    // query fails instead (DatabaseUnavailable), and the pool discards it on release.
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   query<R extends QueryResultRow = QueryResultRow>(
@@ -41,13 +69,20 @@ export class Database {
     textOrConfig: string | { name: string; text: string; values?: unknown[] },
     values?: unknown[],
   ): Promise<{ rows: R[]; rowCount: number | null }> {
-    return typeof textOrConfig === 'string'
-      ? this.pool.query<R>(textOrConfig, values)
-      : this.pool.query<R>(textOrConfig);
+    if (typeof textOrConfig === 'string') return this.pool.query<R>(textOrConfig, values).catch(rethrow);
+    return (
+      this.namedStatements
+        ? this.pool.query<R>(textOrConfig)
+        : this.pool.query<R>(textOrConfig.text, textOrConfig.values)
+    ).catch(rethrow);
   }
 
   /** Runs `fn` in one short transaction. Never await a model, tool or human inside it. */
-  async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.inTransaction(fn).catch(rethrow);
+  }
+
+  private async inTransaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
@@ -66,12 +101,23 @@ export class Database {
    * or whose plan no longer fits (a migration changed a table it reads) prepares it again and the
    * transaction is retried once.
    */
-  async transactionFromPrepared<T, R extends QueryResultRow = QueryResultRow>(
+  transactionFromPrepared<T, R extends QueryResultRow = QueryResultRow>(
     statement: PreparedSql,
     args: readonly string[],
     fn: (client: PoolClient, first: { rows: R[]; rowCount: number | null }) => Promise<T | Committed<T>>,
   ): Promise<T> {
     if (!PREPARED_NAME.test(statement.name)) throw new Error(`invalid prepared statement name ${statement.name}`);
+    const done = this.namedStatements
+      ? this.transactionFromNamed(statement, args, fn)
+      : this.transactionFromInlined(statement, args, fn);
+    return done.catch(rethrow);
+  }
+
+  private async transactionFromNamed<T, R extends QueryResultRow>(
+    statement: PreparedSql,
+    args: readonly string[],
+    fn: (client: PoolClient, first: { rows: R[]; rowCount: number | null }) => Promise<T | Committed<T>>,
+  ): Promise<T> {
     const execute = `BEGIN; EXECUTE ${statement.name}${args.length > 0 ? `(${args.join(', ')})` : ''}`;
     const client = await this.pool.connect();
     try {
@@ -99,6 +145,35 @@ export class Database {
         }
         return await commitOrRollBack(client, () => fn(client, results[1]));
       }
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * `transactionFromPrepared` behind a transaction pooler: `BEGIN; <statement with the arguments
+   * inlined>` as one simple query, in the same single round trip, planned each time.
+   */
+  private async transactionFromInlined<T, R extends QueryResultRow>(
+    statement: PreparedSql,
+    args: readonly string[],
+    fn: (client: PoolClient, first: { rows: R[]; rowCount: number | null }) => Promise<T | Committed<T>>,
+  ): Promise<T> {
+    const text = statement.text.replace(/\$(\d+)/g, (whole, n: string) => {
+      const arg = args[Number(n) - 1];
+      if (arg === undefined) throw new Error(`${statement.name}: no argument for ${whole}`);
+      return `(${arg})`;
+    });
+    const client = await this.pool.connect();
+    try {
+      let results: { rows: R[]; rowCount: number | null }[];
+      try {
+        results = (await client.query<R>(`BEGIN; ${text}`)) as unknown as typeof results;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+      return await commitOrRollBack(client, () => fn(client, results[1]));
     } finally {
       client.release();
     }

@@ -1,46 +1,8 @@
-import Ajv, { type ValidateFunction } from 'ajv';
-import { EVENT_CATALOG, isKnownEventType } from '../../domain/events/catalog';
-import type { EventType, NewEvent, StoredEvent } from '../../domain/events/payloads';
-import { findSecret } from '../../domain/events/secret-scan';
+import type { EventType, StoredEvent } from '../../domain/events/payloads';
+
+export { draftEvents, encodeEvent } from '../event-validation';
 import { upcast } from '../../domain/events/upcasters';
-import {
-  CorruptEventError,
-  InvalidEventPayloadError,
-  SecretInPayloadError,
-  UnknownEventTypeError,
-} from '../../domain/errors';
-
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new Map<string, ValidateFunction>();
-for (const [type, entry] of Object.entries(EVENT_CATALOG)) validators.set(type, ajv.compile(entry.schema));
-
-/**
- * Refuses, before anything is written, an unknown type, a payload that does not match its schema,
- * or a payload containing something that looks like a credential. Returns the version to store.
- */
-export function encodeEvent(e: NewEvent, index: number): { type: EventType; version: number } {
-  if (!isKnownEventType(e.type)) {
-    throw new UnknownEventTypeError(`event #${index} has unknown type "${String(e.type)}"`, { index, type: e.type });
-  }
-  const validate = validators.get(e.type)!;
-  if (!validate(e.data)) {
-    const first = validate.errors?.[0];
-    const field = first ? `${first.instancePath || '(root)'} ${first.message ?? ''}`.trim() : 'payload';
-    throw new InvalidEventPayloadError(`event #${index} (${e.type}) is invalid: ${field}`, {
-      index,
-      type: e.type,
-      errors: (validate.errors ?? []).map((x) => ({ path: x.instancePath, message: x.message })),
-    });
-  }
-  const secret = findSecret(e.data);
-  if (secret) {
-    throw new SecretInPayloadError(
-      `event #${index} (${e.type}) contains what looks like a credential (${secret.kind}) at ${secret.path}; it was not stored`,
-      { index, type: e.type, path: secret.path, kind: secret.kind },
-    );
-  }
-  return { type: e.type, version: EVENT_CATALOG[e.type].currentVersion };
-}
+import { CorruptEventError } from '../../domain/errors';
 
 export interface EventRow {
   id: string | number;

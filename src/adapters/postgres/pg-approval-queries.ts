@@ -1,5 +1,4 @@
-import type { Principal } from '../../domain/principal';
-import type { ApprovalReadModel, ApprovalRecord, ApprovalStatus, Page } from '../../ports/read-models';
+import type { ApprovalReach, ApprovalReadModel, ApprovalRecord, ApprovalStatus, Page } from '../../ports/read-models';
 import type { Database } from './database';
 import { decodeCursor, encodeCursor, isoOf, isoOrNull, UUID_PATTERN } from './keyset-cursor';
 
@@ -23,18 +22,19 @@ function toApproval(r: Record<string, unknown>): ApprovalRecord {
   };
 }
 
-/** Reads the `approvals` projection, newest first; tenant and principal are query arguments. */
+/** Reads the `approvals` projection, newest first; tenant (and, unless an approver reads, principal) are query arguments. */
 export class PgApprovalQueries implements ApprovalReadModel {
   constructor(private readonly db: Database) {}
 
   async list(
-    principal: Principal,
+    reach: ApprovalReach,
     filter: 'pending' | 'resolved' | null,
     limit: number,
     cursor: string | null,
   ): Promise<Page<ApprovalRecord>> {
-    const values: unknown[] = [principal.tenantId, principal.principalId, limit + 1];
-    const where = ['tenant_id = $1', 'principal_id = $2'];
+    // $2 is the principal, or null for the whole tenant (an approver).
+    const values: unknown[] = [reach.tenantId, reach.principalId, limit + 1];
+    const where = ['tenant_id = $1', '($2::text IS NULL OR principal_id = $2)'];
     if (filter === 'pending') where.push(`status = 'pending'`);
     if (filter === 'resolved') where.push(`status <> 'pending'`);
     if (cursor !== null) {
@@ -54,13 +54,12 @@ export class PgApprovalQueries implements ApprovalReadModel {
     return { items, nextCursor: rows.length > limit && last ? encodeCursor([last.createdAt, last.id]) : null };
   }
 
-  async get(approvalId: string, principal: Principal): Promise<ApprovalRecord | null> {
+  async get(approvalId: string, reach: ApprovalReach): Promise<ApprovalRecord | null> {
     if (!UUID_PATTERN.test(approvalId)) return null;
-    const r = await this.db.query('SELECT * FROM approvals WHERE id = $1 AND tenant_id = $2 AND principal_id = $3', [
-      approvalId,
-      principal.tenantId,
-      principal.principalId,
-    ]);
+    const r = await this.db.query(
+      'SELECT * FROM approvals WHERE id = $1 AND tenant_id = $2 AND ($3::text IS NULL OR principal_id = $3)',
+      [approvalId, reach.tenantId, reach.principalId],
+    );
     return r.rows[0] ? toApproval(r.rows[0]) : null;
   }
 }

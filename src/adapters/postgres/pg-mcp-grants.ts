@@ -4,18 +4,27 @@ import { agentGrantDecider } from '../../domain/deciders/agent-grant';
 import { eventsOrThrow, evolveAll } from '../../domain/deciders/decider';
 import { sessionDecider } from '../../domain/deciders/session';
 import { NotFoundError } from '../../domain/errors';
-import type { GrantDecision, McpServerGrant } from '../../domain/mcp-grants';
+import type { ArgumentRules, GrantDecision, McpServerGrant } from '../../domain/mcp-grants';
 import type { Principal } from '../../domain/principal';
 import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { Clock } from '../../ports/clock';
 import type { Database } from './database';
-import type { PgEventStore } from './event-store/pg-event-store';
+import type { PgAppender } from './event-store/pg-appender';
+
+/** A grant as the operator API reads and replaces it (rules: `{}` when none). */
+export interface GrantBody {
+  readonly default: GrantDecision;
+  readonly tools: Readonly<Record<string, GrantDecision>>;
+  readonly rules: Readonly<Record<string, ArgumentRules>>;
+}
+
+const body = (g: McpServerGrant): GrantBody => ({ default: g.default, tools: g.tools, rules: g.rules ?? {} });
 
 export interface EffectiveGrant {
   readonly agentId: string;
   readonly serverId: string;
   /** null when the agent has no grant for the server (it never sees the server's tools). */
-  readonly grant: { readonly default: GrantDecision; readonly tools: Readonly<Record<string, GrantDecision>> } | null;
+  readonly grant: GrantBody | null;
   /** `operator` (replaced through the API), `agent_file` (config/agents), or `none`. */
   readonly source: 'operator' | 'agent_file' | 'none';
   /** Operator revision (0 when never replaced). */
@@ -42,7 +51,7 @@ const AUDIT_PRINCIPAL = 'system:mcp-grant-audit';
 export class PgMcpGrants {
   constructor(
     private readonly db: Database,
-    private readonly store: PgEventStore,
+    private readonly appender: PgAppender,
     private readonly agents: AgentCatalog,
     private readonly clock: Clock,
   ) {}
@@ -61,7 +70,7 @@ export class PgMcpGrants {
     return {
       agentId,
       serverId,
-      grant: g ? { default: g.default, tools: g.tools } : null,
+      grant: g ? body(g) : null,
       source: row ? 'operator' : g ? 'agent_file' : 'none',
       revision: row?.revision ?? 0,
       updatedBy: row?.updated_by ?? null,
@@ -70,12 +79,7 @@ export class PgMcpGrants {
     };
   }
 
-  async replace(
-    principal: Principal,
-    agentId: string,
-    serverId: string,
-    grant: { default: GrantDecision; tools: Record<string, GrantDecision> },
-  ): Promise<EffectiveGrant> {
+  async replace(principal: Principal, agentId: string, serverId: string, grant: GrantBody): Promise<EffectiveGrant> {
     const agent = await this.agents.current(agentId);
     if (!agent) throw new NotFoundError(`unknown agent "${agentId}"`, { agentId });
     const previous: McpServerGrant | undefined = mcpGrantsOf(agent).find((x) => x.serverId === serverId);
@@ -102,7 +106,7 @@ export class PgMcpGrants {
           },
           sessionDecider.initialState(),
         );
-        await this.store.appendWith(client, sessionId, eventsOrThrow(audit), { tenantId: principal.tenantId });
+        await this.appender.appendIn(client, { sessionId, tenantId: principal.tenantId, events: eventsOrThrow(audit) });
       }
       // The grant row's revision (read under its lock) is the fold of this server's audit events.
       const before = { revisions: { [serverId]: row?.revision ?? 0 } };
@@ -112,19 +116,19 @@ export class PgMcpGrants {
           actor: { actorType: 'admin', actorId: principal.principalId },
           agentId,
           serverId,
-          grant,
-          previous: previous ? { default: previous.default, tools: previous.tools } : null,
+          grant: { default: grant.default, tools: { ...grant.tools }, rules: { ...grant.rules } },
+          previous: previous ? body(previous) : null,
         },
         before,
       );
       const events = eventsOrThrow(replaced);
       const revision = evolveAll(agentGrantDecider, before, events).revisions[serverId];
-      await this.store.appendWith(client, sessionId, events, { tenantId: principal.tenantId });
+      await this.appender.appendIn(client, { sessionId, tenantId: principal.tenantId, events });
       await client.query(
-        `INSERT INTO agent_mcp_grants (agent_id, server_id, default_decision, tools, revision, updated_by, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+        `INSERT INTO agent_mcp_grants (agent_id, server_id, default_decision, tools, revision, updated_by, updated_at, rules)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
          ON CONFLICT (agent_id, server_id) DO UPDATE SET default_decision = $3, tools = $4, revision = $5,
-           updated_by = $6, updated_at = $7`,
+           updated_by = $6, updated_at = $7, rules = $8`,
         [
           agentId,
           serverId,
@@ -133,6 +137,7 @@ export class PgMcpGrants {
           revision,
           principal.principalId,
           this.clock.nowIso(),
+          JSON.stringify(grant.rules),
         ],
       );
     });

@@ -18,29 +18,69 @@ export function toSessionRecord(r: Record<string, unknown>): SessionRecord {
     title: (r.title as string | null) ?? null,
     lastSequence: Number(r.last_sequence),
     activeRunId: (r.active_run_id as string | null) ?? null,
+    queuedRunIds: (r.queued_run_ids as string[] | null | undefined) ?? [],
     lastRunId: (r.last_run_id as string | null) ?? null,
     createdAt: isoOf(r.created_at),
     updatedAt: isoOf(r.updated_at),
   };
 }
 
+/**
+ * The sessions of tenant $1 whose title or user/assistant message text matches the tsquery $Q. Each
+ * arm is an expression the migration `SessionSearch` indexed with GIN (`sessions_title_search_idx`,
+ * `events_message_search_idx`), so a search reads the indexes, not the tables.
+ */
+const SEARCH_HITS_SQL = `
+  SELECT t.id FROM sessions t
+   WHERE t.tenant_id = $1 AND to_tsvector('simple'::regconfig, coalesce(t.title, '')) @@ to_tsquery('simple', $Q)
+  UNION
+  SELECT e.session_id FROM events e
+   WHERE e.tenant_id = $1 AND e.event_type IN ('user.message.created', 'assistant.message.completed')
+     AND to_tsvector('simple'::regconfig, session_message_text(e.event_type, e.payload)) @@ to_tsquery('simple', $Q)`;
+
+/**
+ * A tsquery that matches text containing every word of `search` as a word prefix ("quart rep"
+ * finds "quarterly report"), or null when it has no words. Only letters, digits and underscores
+ * reach the query, so no tsquery syntax from the user does.
+ */
+export function prefixQuery(search: string): string | null {
+  const words = search
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}_]+/u)
+    .filter((w) => w !== '')
+    .slice(0, 16);
+  return words.length === 0 ? null : words.map((w) => `${w}:*`).join(' & ');
+}
+
 /** Session list and transcript reads; tenant and principal are WHERE arguments of every query. */
 export class PgSessionQueries implements SessionReadModel {
   constructor(private readonly db: Database) {}
 
-  async list(principal: Principal, limit: number, cursor: string | null): Promise<Page<SessionRecord>> {
+  async list(
+    principal: Principal,
+    limit: number,
+    cursor: string | null,
+    search: string | null = null,
+  ): Promise<Page<SessionRecord>> {
     const values: unknown[] = [principal.tenantId, principal.principalId, limit + 1];
     let after = '';
     if (cursor !== null) {
       const [updatedAt, id] = decodeCursor(cursor, ['string', 'string'] as const);
       if (!UUID_PATTERN.test(id) || Number.isNaN(Date.parse(updatedAt))) return { items: [], nextCursor: null };
       values.push(updatedAt, id);
-      after = 'AND (updated_at, id) < ($4::timestamptz, $5::uuid)';
+      after = `AND (updated_at, id) < ($4::timestamptz, $5::uuid)`;
+    }
+    let matching = '';
+    if (search !== null) {
+      const query = prefixQuery(search);
+      if (query === null) return { items: [], nextCursor: null };
+      values.push(query);
+      matching = `AND s.id IN (${SEARCH_HITS_SQL.replaceAll('$Q', `$${values.length}`)})`;
     }
     const rows = (
       await this.db.query(
         `SELECT s.*, ${lastSequenceSql('s.id')} AS last_sequence FROM sessions s
-          WHERE tenant_id = $1 AND principal_id = $2 AND status <> 'deleted' ${after}
+          WHERE tenant_id = $1 AND principal_id = $2 AND status <> 'deleted' ${after} ${matching}
           ORDER BY updated_at DESC, id DESC LIMIT $3`,
         values,
       )
@@ -89,7 +129,7 @@ export class PgSessionQueries implements SessionReadModel {
 
   async activeRunCount(tenantId: string): Promise<number> {
     const r = await this.db.query<{ n: string }>(
-      `SELECT count(*)::text AS n FROM runs WHERE tenant_id = $1 AND status NOT IN ('completed', 'failed', 'cancelled')`,
+      `SELECT count(*)::text AS n FROM runs WHERE tenant_id = $1 AND status NOT IN ('completed', 'failed', 'cancelled', 'interrupted')`,
       [tenantId],
     );
     return Number(r.rows[0]?.n ?? 0);

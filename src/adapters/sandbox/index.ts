@@ -8,6 +8,7 @@ import { GvisorExecutionEnvironment } from './gvisor-environment';
 import { NamespaceExecutionEnvironment } from './namespace-environment';
 export type { ServiceAdapter } from './sandbox-service';
 
+export { PROBE_LIMITS } from './probe-limits';
 export { SandboxClient } from './sandbox-client';
 export { SandboxService } from './sandbox-service';
 export {

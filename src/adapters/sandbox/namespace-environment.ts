@@ -34,6 +34,7 @@ import {
   PASSWD,
   topLevelSignature,
 } from './sandbox-base';
+import { PROBE_LIMITS } from './probe-limits';
 import { compileSeccompFilter } from './seccomp';
 import { canMountQuota, mountWorkspace, unmountWorkspace } from './workspace-quota';
 import { changedFiles, createWorkspace, snapshot, wipe, type FileStamp } from './workspace-fs';
@@ -233,18 +234,7 @@ export class NamespaceExecutionEnvironment implements ExecutionEnvironment {
       tenantId: 'self-check',
       runId: 'self-check',
       leaseSeconds: 30,
-      limits: {
-        wallClockSeconds: 10,
-        cpuSeconds: 5,
-        memoryBytes: 512 * 1024 * 1024,
-        maxProcesses: 16,
-        maxFileBytes: 1024 * 1024,
-        workspaceBytes: 1024 * 1024,
-        workspaceFiles: 100,
-        tmpBytes: 1024 * 1024,
-        maxOpenFiles: 64,
-        maxOutputBytes: 4096,
-      },
+      limits: PROBE_LIMITS,
     });
     try {
       // Also opens /dev/null for writing: the device nodes (or binds) of /dev must work.

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type {
+  BridgeCall,
   BridgeCallRecord,
   BridgeGrant,
   BridgeSession,
@@ -70,7 +71,8 @@ export class ToolBridgeServer implements ToolBridge {
         );
       const sequence = ++used;
       const started = performance.now();
-      const out = await this.invoker.invoke({
+      const invoke = grant.invoke ?? ((c: BridgeCall) => this.invoker.invoke(c));
+      const out = await invoke({
         grant,
         sequence,
         toolName: name,

@@ -16,6 +16,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { MULTITASK_STRATEGIES, type MultitaskStrategy } from '../../domain/run/multitask';
 
 /** Request bodies and query strings of /v1. Field names are the wire's snake_case; unknown fields are refused. */
 export class CreateSessionBody {
@@ -52,6 +53,8 @@ export class TextPart {
   text!: string;
 }
 
+const STRATEGY_MESSAGE = `multitask_strategy must be one of: ${MULTITASK_STRATEGIES.join(', ')}`;
+
 export class MessageBody {
   @ApiProperty({ type: [TextPart] })
   @IsArray()
@@ -60,6 +63,23 @@ export class MessageBody {
   @ValidateNested({ each: true })
   @Type(() => TextPart)
   content!: TextPart[];
+
+  @ApiPropertyOptional({
+    enum: MULTITASK_STRATEGIES,
+    description:
+      "What the message does while a run of the session works: reject (409 naming the active run), enqueue (its run waits behind the session's runs, FIFO) interrupt (the active run stops at its next safe point and ends interrupted; this one runs next, with its partial work) or rollback (like interrupt, but this one runs without the stopped run's work). Default: the agent's `multitask_strategy`, else reject.",
+  })
+  @IsOptional()
+  @IsIn(MULTITASK_STRATEGIES, { message: STRATEGY_MESSAGE })
+  multitask_strategy?: MultitaskStrategy;
+}
+
+/** `POST /v1/sessions/{id}/messages?multitask_strategy=…` (the body field wins when both agree; they may not differ). */
+export class MessageQuery {
+  @ApiPropertyOptional({ enum: MULTITASK_STRATEGIES })
+  @IsOptional()
+  @IsIn(MULTITASK_STRATEGIES, { message: STRATEGY_MESSAGE })
+  multitask_strategy?: MultitaskStrategy;
 }
 
 export class CancelRunBody {
@@ -98,6 +118,25 @@ export class PageQuery {
   cursor?: string;
 }
 
+export class SessionListQuery extends PageQuery {
+  @ApiPropertyOptional({
+    maxLength: 200,
+    description: 'Words to find in session titles and message text (PostgreSQL full-text search, prefix matching).',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  q?: string;
+}
+
+export class RenameSessionBody {
+  @ApiProperty({ minLength: 1, maxLength: 500, example: 'Quarterly report' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(500)
+  title!: string;
+}
+
 export class ApprovalListQuery extends PageQuery {
   @ApiPropertyOptional({ enum: ['pending', 'resolved'] })
   @IsOptional()
@@ -110,4 +149,115 @@ export class StreamQuery {
   @IsOptional()
   @Matches(/^\d{1,15}$/, { message: 'last_event_id must be a non-negative integer' })
   last_event_id?: string;
+}
+
+export class NotificationStreamQuery {
+  @ApiPropertyOptional({
+    description: 'For clients that cannot send the Last-Event-ID header: `<transaction>-<position>`.',
+  })
+  @IsOptional()
+  @Matches(/^\d{1,20}-\d{1,19}$/, {
+    message: 'last_event_id must be a notification stream id (<transaction>-<position>)',
+  })
+  last_event_id?: string;
+}
+
+export class RegisterWebhookBody {
+  @ApiProperty({
+    maxLength: 2000,
+    description: 'http(s) URL; private addresses refused unless WEBHOOK_ALLOW_PRIVATE=1',
+  })
+  @IsString()
+  @MaxLength(2000)
+  url!: string;
+
+  @ApiProperty({ type: [String], example: ['approval.requested'] })
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsString({ each: true })
+  kinds!: string[];
+}
+
+/** `POST /v1/notifications` (issue 31 item 2): an external producer's notification; checked whole by its decider. */
+export class PostNotificationBody {
+  @ApiProperty({ description: 'the recipient principal (of the caller’s tenant)', maxLength: 200, example: 'alice' })
+  @IsString()
+  @MaxLength(200)
+  recipient!: string;
+
+  @ApiProperty({ description: 'a notification kind (`external.notice` for anything else)', example: 'external.notice' })
+  @IsString()
+  @MaxLength(100)
+  kind!: string;
+
+  @ApiProperty({
+    type: 'object',
+    required: ['title'],
+    properties: { title: { type: 'string', maxLength: 200 } },
+    additionalProperties: { type: 'string', maxLength: 500 },
+    example: { title: 'The nightly export finished', source: 'exporter' },
+    description: 'shown as given (at most 16 string fields); keep it content-free',
+  })
+  @IsObject()
+  summary!: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: 2000 },
+    example: { details: 'https://exporter.example.com/runs/42' },
+    description: 'name → absolute path or http(s) URL (at most 16)',
+  })
+  @IsOptional()
+  @IsObject()
+  links?: Record<string, unknown>;
+}
+
+/** `POST /v1/devices` (issue 31 item 5); the key is parsed by the registry. */
+export class RegisterDeviceBody {
+  @ApiProperty({ maxLength: 100, example: 'Alice’s phone' })
+  @IsString()
+  @MaxLength(100)
+  name!: string;
+
+  @ApiProperty({
+    maxLength: 4096,
+    description: 'a PEM "PUBLIC KEY" or the base64 DER SPKI of an EC P-256/P-384 or Ed25519 key',
+    example: 'MCowBQYDK2VwAyEA…',
+  })
+  @IsString()
+  @MaxLength(4096)
+  public_key!: string;
+}
+
+/** `PUT /v1/notifications/preferences` (issue 31 item 4); checked whole by the domain's parser. */
+export class NotificationPreferencesBody {
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', enum: ['inbox', 'webhook', 'both', 'none'] },
+    example: { 'approval.requested': 'both', 'run.failed': 'inbox' },
+    description: 'kind → channel; kinds left out are `both`',
+  })
+  @IsOptional()
+  @IsObject()
+  kinds?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ enum: ['none', 'full'], description: '`none` (default): content-free summaries' })
+  @IsOptional()
+  @IsString()
+  content?: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    nullable: true,
+    required: ['start', 'end', 'zone'],
+    properties: {
+      start: { type: 'string', pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', example: '22:00' },
+      end: { type: 'string', pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', example: '07:00' },
+      zone: { type: 'string', example: 'Europe/Berlin' },
+    },
+    description: 'webhook deliveries wait while the local time in `zone` is in [start, end); null: none',
+  })
+  @IsOptional()
+  @IsObject()
+  quiet_hours?: Record<string, unknown> | null;
 }

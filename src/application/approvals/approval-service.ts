@@ -1,4 +1,4 @@
-import { approvalStateOf } from '../../domain/deciders/approval';
+import { approvalDecider, approvalStateOf } from '../../domain/deciders/approval';
 import {
   decideApprovalResolution,
   type ApprovalResolutionState,
@@ -141,6 +141,45 @@ export class ApprovalService {
       }
     }
     return done;
+  }
+
+  /**
+   * Warns, once per approval, that a pending approval expires within `leadSeconds` (issue 31):
+   * appends `approval.expiring`, whose notification ("expires in N minutes") the append writes.
+   * Returns the approvals it warned about.
+   */
+  async warnExpiring(leadSeconds: number, limit = 100): Promise<string[]> {
+    const due = await this.deps.records.expiringApprovals(this.deps.clock.nowIso(), leadSeconds, limit);
+    const warned: string[] = [];
+    for (const candidate of due) {
+      const actor = systemPrincipal(candidate.tenantId, 'system:approval-reaper');
+      try {
+        await handleCommand(this.deps.store, {
+          load: () => this.load(candidate.id, actor),
+          decide: ({ record: a, approval }) =>
+            approvalDecider.decide(
+              {
+                kind: 'WarnApprovalExpiring',
+                runId: a.runId,
+                approvalId: a.id,
+                actor: { actorType: 'system', actorId: actor.principalId },
+                nowMs: this.deps.clock.nowMs(),
+                leadSeconds,
+                principalId: a.principalId,
+                toolName: a.toolName,
+              },
+              approval.state,
+            ),
+          result: () => undefined,
+          exhausted: () => this.exhausted(candidate.id),
+        });
+        warned.push(candidate.id);
+      } catch (e) {
+        // Resolved, expired or warned meanwhile: nothing left to warn about.
+        if (!(e instanceof ConflictError) && !(e instanceof NotFoundError)) throw e;
+      }
+    }
+    return warned;
   }
 
   async get(principal: Principal, approvalId: string): Promise<ApprovalRecord> {

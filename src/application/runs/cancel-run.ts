@@ -1,26 +1,16 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { runStateOf } from '../../domain/deciders/run';
-import { decideCancel, type CancelState } from '../../domain/deciders/run-cancel';
-import { ConcurrencyConflict, NotFoundError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
-import type { RunStatus } from '../../domain/run/status';
-import { isTerminal } from '../../domain/run/status';
 import type { EventStore } from '../../ports/event-store';
 import type { RunRepository } from '../../ports/run-store';
 import type { SessionRepository } from '../../ports/session-repository';
 import type { ToolRecordStore } from '../../ports/tool-records';
-import { pendingApprovalOf } from '../approvals/approval-service';
-import { handleCommand, type LoadedState } from '../command-handler';
 import { TOOL_RECORDS } from '../approvals/tokens';
 import { EVENT_STORE, RUN_REPOSITORY, SESSION_REPOSITORY } from '../tokens';
+import { cancelRun, type CancelDeps, type CancelResult } from './cancel';
+import { CHILD_RUN_SERVICE, type ChildRunService } from './child-runs';
 
-export interface CancelResult {
-  readonly runId: string;
-  /** `cancelled`: done now; `cancel_requested`: a worker will stop at its next check; `already_terminal`. */
-  readonly outcome: 'cancelled' | 'cancel_requested' | 'already_terminal';
-  readonly status: RunStatus;
-}
+export type { CancelResult } from './cancel';
 
 export class CancelRunCommand extends Command<CancelResult> {
   constructor(
@@ -33,57 +23,25 @@ export class CancelRunCommand extends Command<CancelResult> {
 }
 
 /**
- * QUEUED and waiting runs have no worker watching them, so they are cancelled directly; a RUNNING
- * run is asked to stop and its worker finalizes it (plan §9.3). A waiting run's pending approvals are
- * reaped in the same append (resolved as denied, the invocation refused with `run_cancelled`): the
- * run-cancel decider decides it all. The append is conditional on the session sequence we read, so a
- * claim racing with the cancel is seen.
+ * The API's and CLI's cancel (`cancelRun`); a parent's cancel then cancels every child still active
+ * (plan §27.6, ADR 0037), each in its own session.
  */
 @CommandHandler(CancelRunCommand)
 export class CancelRunHandler implements ICommandHandler<CancelRunCommand> {
+  private readonly deps: CancelDeps;
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
-    @Inject(RUN_REPOSITORY) private readonly runs: RunRepository,
-    @Inject(SESSION_REPOSITORY) private readonly sessions: SessionRepository,
-    @Inject(TOOL_RECORDS) private readonly records: ToolRecordStore,
-  ) {}
-
-  async execute(cmd: CancelRunCommand): Promise<CancelResult> {
-    const { principal, runId } = cmd;
-    return handleCommand(this.store, {
-      load: () => this.load(principal, runId),
-      decide: (state) =>
-        decideCancel(
-          { kind: 'CancelRunRequest', runId, principalId: principal.principalId, reason: cmd.reason },
-          state,
-        ),
-      result: ({ state: { run } }) => {
-        const status = run.status as RunStatus;
-        if (isTerminal(status)) return { runId, outcome: 'already_terminal', status };
-        if (status === 'running') return { runId, outcome: 'cancel_requested', status };
-        return { runId, outcome: 'cancelled', status: 'cancelled' };
-      },
-      exhausted: () =>
-        new ConcurrencyConflict(`run ${runId} kept changing while it was being cancelled; try again`, { runId }),
-    });
+    @Inject(EVENT_STORE) store: EventStore,
+    @Inject(RUN_REPOSITORY) runs: RunRepository,
+    @Inject(SESSION_REPOSITORY) sessions: SessionRepository,
+    @Inject(TOOL_RECORDS) records: ToolRecordStore,
+    @Inject(CHILD_RUN_SERVICE) private readonly children: ChildRunService,
+  ) {
+    this.deps = { store, runs, sessions, records };
   }
 
-  private async load(principal: Principal, runId: string): Promise<LoadedState<CancelState>> {
-    const notFound = () => new NotFoundError(`run ${runId} not found`, { runId });
-    const located = await this.runs.get(runId, principal);
-    if (!located) throw notFound();
-    // The sequence is read before the run state it guards, so a claim or resolution committed in
-    // between fails our conditional append instead of being overwritten.
-    const session = await this.sessions.get(located.sessionId, principal);
-    if (!session) throw notFound();
-    const run = await this.runs.get(runId, principal);
-    if (!run) throw notFound();
-    const pending = run.status === 'waiting_for_approval' ? await this.records.pendingApprovalsOfRun(run.id) : [];
-    return {
-      sessionId: run.sessionId,
-      tenantId: principal.tenantId,
-      state: { run: runStateOf(run), pendingApprovals: pending.map(pendingApprovalOf) },
-      expectedSequence: session.lastSequence,
-    };
+  async execute(cmd: CancelRunCommand): Promise<CancelResult> {
+    const result = await cancelRun(this.deps, cmd.principal, cmd.runId, cmd.reason);
+    if (result.outcome !== 'already_terminal') await this.children.cancelChildren(cmd.runId, cmd.principal);
+    return result;
   }
 }

@@ -4,8 +4,10 @@ import { NotFoundError } from '../../domain/errors';
 import type { StoredEvent } from '../../domain/events/payloads';
 import type { Principal } from '../../domain/principal';
 import type { RunRecord } from '../../domain/run/run';
+import { approvalReach } from '../../domain/scopes';
 import type { EventStore } from '../../ports/event-store';
-import type { RunRepository } from '../../ports/run-store';
+import type { ChildRun, ChildRunStore, RunRepository } from '../../ports/run-store';
+import { CHILD_RUN_STORE } from './child-runs';
 import type { ApprovalReadModel, ApprovalRecord, Page } from '../../ports/read-models';
 import { APPROVAL_READ_MODEL, EVENT_STORE, RUN_REPOSITORY } from '../tokens';
 
@@ -26,6 +28,30 @@ export class GetRunHandler implements IQueryHandler<GetRunQuery> {
     const run = await this.runs.get(q.runId, q.principal);
     if (!run) throw new NotFoundError(`run ${q.runId} not found`, { runId: q.runId });
     return run;
+  }
+}
+
+/** A run's child runs (delegate.run, ADR 0037), oldest first; only for a run the principal may read. */
+export class ListRunChildrenQuery extends Query<ChildRun[]> {
+  constructor(
+    readonly principal: Principal,
+    readonly runId: string,
+  ) {
+    super();
+  }
+}
+
+@QueryHandler(ListRunChildrenQuery)
+export class ListRunChildrenHandler implements IQueryHandler<ListRunChildrenQuery> {
+  constructor(
+    @Inject(RUN_REPOSITORY) private readonly runs: RunRepository,
+    @Inject(CHILD_RUN_STORE) private readonly children: ChildRunStore,
+  ) {}
+
+  async execute(q: ListRunChildrenQuery): Promise<ChildRun[]> {
+    const run = await this.runs.get(q.runId, q.principal);
+    if (!run) throw new NotFoundError(`run ${q.runId} not found`, { runId: q.runId });
+    return this.children.childrenOf(run.id, q.principal.tenantId);
   }
 }
 
@@ -53,7 +79,10 @@ export class ListRunEventsHandler implements IQueryHandler<ListRunEventsQuery> {
   }
 }
 
-/** The principal's approvals (pending, resolved, or all), newest first. Approvals belong to runs. */
+/**
+ * The principal's approvals (pending, resolved, or all), newest first — every principal's of its
+ * tenant for an approver (`approvals.review`, ADR 0032). Approvals belong to runs.
+ */
 export class ListApprovalsQuery extends Query<Page<ApprovalRecord>> {
   constructor(
     readonly principal: Principal,
@@ -70,7 +99,7 @@ export class ListApprovalsHandler implements IQueryHandler<ListApprovalsQuery> {
   constructor(@Inject(APPROVAL_READ_MODEL) private readonly approvals: ApprovalReadModel) {}
 
   execute(q: ListApprovalsQuery): Promise<Page<ApprovalRecord>> {
-    return this.approvals.list(q.principal, q.status, q.limit, q.cursor);
+    return this.approvals.list(approvalReach(q.principal), q.status, q.limit, q.cursor);
   }
 }
 
@@ -88,7 +117,7 @@ export class GetApprovalHandler implements IQueryHandler<GetApprovalQuery> {
   constructor(@Inject(APPROVAL_READ_MODEL) private readonly approvals: ApprovalReadModel) {}
 
   async execute(q: GetApprovalQuery): Promise<ApprovalRecord> {
-    const a = await this.approvals.get(q.approvalId, q.principal);
+    const a = await this.approvals.get(q.approvalId, approvalReach(q.principal));
     if (!a) throw new NotFoundError(`approval ${q.approvalId} not found`, { approvalId: q.approvalId });
     return a;
   }

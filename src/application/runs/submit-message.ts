@@ -1,9 +1,22 @@
 import { createHash } from 'node:crypto';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { sessionDecider, sessionStateOf } from '../../domain/deciders/session';
+import { evolveAll } from '../../domain/deciders/decider';
+import { sessionDecider, sessionStateOf, type SessionState } from '../../domain/deciders/session';
+import type { NewEvent } from '../../domain/events/payloads';
+import { DEFAULT_MULTITASK_STRATEGY, isInterruptMode, type MultitaskStrategy } from '../../domain/run/multitask';
+import { runStateOf } from '../../domain/deciders/run';
+import type { InterruptState } from '../../domain/deciders/run-interrupt';
+import type { ToolInvocationStatus } from '../../domain/deciders/tool-invocation';
+import type { RunRecord } from '../../domain/run/run';
+import type { ToolRecordStore } from '../../ports/tool-records';
+import { pendingApprovalOf } from '../approvals/approval-service';
+import { TOOL_RECORDS } from '../approvals/tokens';
+import { queuePosition } from '../../domain/run/session-queue';
+import type { RunRepository } from '../../ports/run-store';
 import { ConcurrencyConflict, ConflictError, NotFoundError, ValidationError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
+import { ScopeSet } from '../../domain/scopes';
 import type { RunLimits } from '../../domain/run/limits';
 import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { IdFactory } from '../../ports/clock';
@@ -15,6 +28,7 @@ import {
   APP_SETTINGS,
   EVENT_STORE,
   ID_FACTORY,
+  RUN_REPOSITORY,
   SESSION_REPOSITORY,
   type ApplicationSettings,
 } from '../tokens';
@@ -25,6 +39,11 @@ export interface SubmittedRun {
   readonly status: 'queued';
   /** True when an earlier submission with the same idempotency key was returned. */
   readonly replayed: boolean;
+  /**
+   * For a run queued behind others (`enqueue`): how many of the session's runs are ahead of it (1:
+   * right behind the active run). Null for a run that is next to be claimed, and for a replay.
+   */
+  readonly position: number | null;
 }
 
 /** Trusted-caller overrides (CLI, eval harness); never accepted from the HTTP API. */
@@ -34,6 +53,12 @@ export interface RunOverrides {
   readonly priority?: number;
 }
 
+/**
+ * Submits a message as `principal`. The run it queues records its scope set (ADR 0032):
+ * `principal.scopes` narrowed to the agent's `allowed_scopes`. A caller acting for an earlier run
+ * (a schedule, a subagent) passes a principal whose scopes are that origin's recorded set
+ * (`runPrincipal(run)` in domain/scopes.ts), never wider.
+ */
 export class SubmitMessageCommand extends Command<SubmittedRun> {
   constructor(
     readonly principal: Principal,
@@ -41,6 +66,8 @@ export class SubmitMessageCommand extends Command<SubmittedRun> {
     readonly text: string,
     readonly idempotencyKey: string | null = null,
     readonly overrides: RunOverrides = {},
+    /** What to do while another run of the session works; null: the agent's default (else `reject`). */
+    readonly strategy: MultitaskStrategy | null = null,
   ) {
     super();
   }
@@ -55,6 +82,8 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
     @Inject(AGENT_CATALOG) private readonly agents: AgentCatalog,
     @Inject(ID_FACTORY) private readonly ids: IdFactory,
     @Inject(APP_SETTINGS) private readonly settings: ApplicationSettings,
+    @Inject(RUN_REPOSITORY) private readonly runs: RunRepository,
+    @Inject(TOOL_RECORDS) private readonly records: ToolRecordStore,
   ) {}
 
   async execute(cmd: SubmitMessageCommand): Promise<SubmittedRun> {
@@ -90,9 +119,11 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
   }
 
   /**
-   * The message and its queued run, in one append. Unconditional on the sequence: the database's
-   * one-active-run index refuses a second active run (ConflictError), and the idempotency index a
-   * reused key.
+   * The message and its queued run, in one append conditional on the session's sequence, read before
+   * its active run: the session decider decides against that state whether the message is refused,
+   * starts a run, or queues one behind the session's runs (`strategy`, issue 33), and an append
+   * committed in between (the active run ending, another message) makes it decide again. The
+   * database's one-active-run index still refuses two plain runs, and the idempotency index a reused key.
    */
   private submit(cmd: SubmitMessageCommand, text: string, requestHash: string): Promise<SubmittedRun> {
     const { principal } = cmd;
@@ -106,16 +137,26 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
           throw new NotFoundError(`agent ${session.agentId} v${session.agentVersion} not found`, {
             agentId: session.agentId,
           });
+        const active = session.activeRunId === null ? null : await this.runs.get(session.activeRunId, principal);
+        const strategy = cmd.strategy ?? agent.multitaskStrategy ?? DEFAULT_MULTITASK_STRATEGY;
+        const interrupting = active && isInterruptMode(strategy) ? await this.interruptState(active) : undefined;
         const ids = { runId: this.ids.uuid(), messageId: this.ids.uuid() };
-        return { sessionId: cmd.sessionId, tenantId: principal.tenantId, state: { session, agent, ...ids } };
+        return {
+          sessionId: cmd.sessionId,
+          tenantId: principal.tenantId,
+          state: { session: sessionStateOf(session, active), agent, strategy, interrupting, ...ids },
+          expectedSequence: session.lastSequence,
+        };
       },
-      decide: ({ session, agent, runId, messageId }) =>
+      decide: ({ session, agent, strategy, interrupting, runId, messageId }) =>
         sessionDecider.decide(
           {
             kind: 'SubmitMessage',
             sessionId: cmd.sessionId,
             messageId,
             content: [{ type: 'text', text }],
+            strategy,
+            ...(interrupting ? { interrupting } : {}),
             run: {
               runId,
               actor: { actorType: 'user', actorId: principal.principalId },
@@ -127,16 +168,35 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
               priority: cmd.overrides.priority ?? 100,
               idempotencyKey: cmd.idempotencyKey,
               requestHash: cmd.idempotencyKey === null ? null : requestHash,
+              // ADR 0032: what the run may do is fixed now, from the submitter's scopes and the agent's.
+              scopes: ScopeSet.forRun(principal.scopes, agent.allowedScopes).names,
             },
           },
-          sessionStateOf(session, null),
+          session,
         ),
-      result: ({ state }) => ({ runId: state.runId, sessionId: cmd.sessionId, status: 'queued', replayed: false }),
+      result: ({ state }, appended) => ({
+        runId: state.runId,
+        sessionId: cmd.sessionId,
+        status: 'queued',
+        replayed: false,
+        position: positionAfter(state.session, appended, state.runId),
+      }),
       exhausted: () =>
         new ConcurrencyConflict(`session ${cmd.sessionId} kept changing while the message was submitted; try again`, {
           sessionId: cmd.sessionId,
         }),
     });
+  }
+
+  /** The active run as stopping it needs it: its state, pending approvals and open invocations. */
+  private async interruptState(active: RunRecord): Promise<InterruptState> {
+    const pending = active.status === 'waiting_for_approval' ? await this.records.pendingApprovalsOfRun(active.id) : [];
+    const open = active.status === 'running' ? [] : await this.records.openInvocationsOfRun(active.id);
+    return {
+      run: runStateOf(active),
+      pendingApprovals: pending.map(pendingApprovalOf),
+      openInvocations: open.map((o) => ({ invocationId: o.invocationId, status: o.status as ToolInvocationStatus })),
+    };
   }
 
   private replay(prior: { runId: string; sessionId: string; requestHash: string }, requestHash: string): SubmittedRun {
@@ -146,6 +206,13 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
         reason: 'idempotency_key_reused',
       });
     }
-    return { runId: prior.runId, sessionId: prior.sessionId, status: 'queued', replayed: true };
+    return { runId: prior.runId, sessionId: prior.sessionId, status: 'queued', replayed: true, position: null };
   }
+}
+
+/** The new run's place in its session's queue after the append (null: nothing is ahead of it). */
+function positionAfter(state: SessionState, appended: readonly NewEvent[], runId: string): number | null {
+  const after = evolveAll(sessionDecider, state, appended);
+  const position = queuePosition({ active: after.activeRun?.runId ?? null, queued: after.queuedRunIds }, runId);
+  return position === null || position === 0 ? null : position;
 }

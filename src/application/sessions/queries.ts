@@ -7,12 +7,16 @@ import type { Page, SessionMessage, SessionReadModel } from '../../ports/read-mo
 import type { SessionRepository } from '../../ports/session-repository';
 import { SESSION_READ_MODEL, SESSION_REPOSITORY } from '../tokens';
 
-/** The principal's sessions, newest activity first, one keyset page at a time. */
+/**
+ * The principal's sessions, newest activity first, one keyset page at a time; with `search`, only
+ * those whose title or message text matches it (full-text).
+ */
 export class ListSessionsQuery extends Query<Page<SessionRecord>> {
   constructor(
     readonly principal: Principal,
     readonly limit: number,
     readonly cursor: string | null,
+    readonly search: string | null = null,
   ) {
     super();
   }
@@ -23,7 +27,7 @@ export class ListSessionsHandler implements IQueryHandler<ListSessionsQuery> {
   constructor(@Inject(SESSION_READ_MODEL) private readonly sessions: SessionReadModel) {}
 
   execute(q: ListSessionsQuery): Promise<Page<SessionRecord>> {
-    return this.sessions.list(q.principal, q.limit, q.cursor);
+    return this.sessions.list(q.principal, q.limit, q.cursor, q.search);
   }
 }
 

@@ -1,4 +1,4 @@
-import * as readline from 'node:readline/promises';
+import * as readline from 'node:readline';
 import type { Command } from 'commander';
 import { ResolveApprovalCommand } from '../../application/approvals/commands';
 import { ProvideRunInputCommand } from '../../application/runs/provide-input';
@@ -34,6 +34,44 @@ function activity(e: StoredEvent, names: Map<string, string>): string | null {
 }
 
 /**
+ * The lines the user types, in order, each answering the next prompt. Lines typed before their
+ * prompt (while the command starts, or while a run is still streaming) are kept for it: readline
+ * emits a line the moment it is typed, and one nobody was waiting for would otherwise be lost.
+ */
+class Lines {
+  private readonly typed: string[] = [];
+  private waiting: ((line: string | null) => void) | null = null;
+  private closed = false;
+
+  constructor(private readonly rl: readline.Interface) {
+    rl.on('line', (line) => {
+      const w = this.waiting;
+      this.waiting = null;
+      if (w) w(line);
+      else this.typed.push(line);
+    });
+    rl.on('close', () => {
+      this.closed = true;
+      this.waiting?.(null);
+      this.waiting = null;
+    });
+  }
+
+  /** Shows `prompt` and resolves with the next line (trimmed), or null once the input is closed. */
+  ask(prompt: string): Promise<string | null> {
+    const line = this.typed.shift();
+    if (line !== undefined) {
+      process.stdout.write(`${prompt}${line}\n`);
+      return Promise.resolve(line.trim());
+    }
+    if (this.closed) return Promise.resolve(null);
+    this.rl.setPrompt(prompt);
+    this.rl.prompt();
+    return new Promise((resolve) => (this.waiting = (l) => resolve(l === null ? null : l.trim())));
+  }
+}
+
+/**
  * `agent chat` (plan §17): create or resume a session, then for each line: submit it, stream the
  * run's events (tool activity concisely), prompt y/n for approvals and for the agent's questions,
  * and render the answer. Uses an in-process worker restricted to each run.
@@ -41,16 +79,13 @@ function activity(e: StoredEvent, names: Map<string, string>): string | null {
 async function chat(p: Platform, opts: { session?: string; modelPolicy?: string }): Promise<number> {
   const { app, commands } = await cliBuses(p);
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+  const lines = new Lines(rl);
   try {
     const sessionId = opts.session ?? (await commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL))).id;
     process.stdout.write(`session ${sessionId} — type a message, or /exit\n`);
     for (;;) {
-      let text: string;
-      try {
-        text = (await rl.question('you> ')).trim();
-      } catch {
-        break; // input closed
-      }
+      const text = await lines.ask('you> ');
+      if (text === null) break; // input closed
       if (text === '') continue;
       if (text === '/exit' || text === '/quit') break;
       const submitted = await commands.execute(
@@ -72,8 +107,8 @@ async function chat(p: Platform, opts: { session?: string; modelPolicy?: string 
         if (line) process.stdout.write(`${line}\n`);
         if (e.type === 'assistant.message.completed') answer = e.data.text;
         if (e.type === 'approval.requested' && e.data.actionKind === 'tool_call') {
-          const yes = /^y(es)?$/i.test((await rl.question(`  approve ${e.data.actionSummary}? [y/N] `)).trim());
-          const reason = yes ? null : (await rl.question('  reason (optional): ')).trim() || null;
+          const yes = /^y(es)?$/i.test((await lines.ask(`  approve ${e.data.actionSummary}? [y/N] `)) ?? '');
+          const reason = yes ? null : (await lines.ask('  reason (optional): ')) || null;
           await commands
             .execute(
               new ResolveApprovalCommand(LOCAL_PRINCIPAL, e.data.approvalId, yes ? 'approve_once' : 'deny', reason),
@@ -83,8 +118,8 @@ async function chat(p: Platform, opts: { session?: string; modelPolicy?: string 
             });
         }
         if (e.type === 'run.waiting_for_user') {
-          const reply =
-            (await rl.question(`  agent asks: ${e.data.question}\n  your answer> `)).trim() || '(no answer)';
+          process.stdout.write(`  agent asks: ${e.data.question}\n`);
+          const reply = (await lines.ask('  your answer> ')) || '(no answer)';
           await commands.execute(
             new ProvideRunInputCommand(LOCAL_PRINCIPAL, submitted.runId, reply, e.data.questionId),
           );
@@ -96,7 +131,9 @@ async function chat(p: Platform, opts: { session?: string; modelPolicy?: string 
           p,
           submitted.runId,
           LOCAL_PRINCIPAL,
-          (e) => {
+          (e, { child }) => {
+            // The chat shows the turn itself; a child run's events stay in the child's session.
+            if (child !== null) return;
             chain = chain
               .then(() => handle(e))
               .catch((err: unknown) => {

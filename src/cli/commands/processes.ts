@@ -2,9 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { migrateToLatest, openDatabase, serviceLogger } from '../../composition/infrastructure';
+import { assertAuthPosture } from '../../config/auth-posture';
 import { loadDotEnv, loadSettings } from '../../config/settings';
+import { loadScheduleSettings } from '../../config/schedule-settings';
 import { startSandboxService } from '../../composition/sandbox-supervisor';
 import { EXIT, exitCodeFor } from '../exit-codes';
+import { announceApi } from '../running-api';
 
 function fail(e: unknown): never {
   process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
@@ -35,12 +38,17 @@ async function runApi(): Promise<void> {
   const signalled = untilSignal();
   loadDotEnv();
   const settings = loadSettings();
+  assertAuthPosture(settings);
   const platform = await platformModule().createPlatform(settings, { service: 'api' });
   const app = await httpModule().createHttpApp(platform);
   await app.listen(settings.port, settings.host);
-  platform.log.info('api listening', { url: `http://${settings.host}:${settings.port}`, dataDir: settings.dataDir });
-  process.stderr.write(`agent-core API listening on http://${settings.host}:${settings.port}\n`);
+  const url = `http://${settings.host}:${settings.port}`;
+  // `agent run` on this data directory finds us here and talks HTTP instead of building a platform.
+  const withdraw = announceApi(settings.dataDir, url, settings.authMode);
+  platform.log.info('api listening', { url, dataDir: settings.dataDir });
+  process.stderr.write(`agent-core API listening on ${url}\n`);
   await signalled;
+  withdraw();
   await app.close();
   await platform.close();
   process.exit(EXIT.ok);
@@ -70,6 +78,21 @@ async function runWorker(): Promise<void> {
   process.exit(EXIT.ok);
 }
 
+/** `agent scheduler`: fires due schedules as durable runs (ADR 0034); any number may run. */
+async function runScheduler(): Promise<void> {
+  const signalled = untilSignal(); // from the start, as in runApi
+  loadDotEnv();
+  const settings = loadSettings();
+  const platform = await platformModule().createPlatform(settings, { service: 'scheduler' });
+  const scheduler = platform.schedules.createScheduler();
+  await scheduler.start();
+  process.stderr.write(`agent-core scheduler running (pid ${process.pid})\n`);
+  await signalled;
+  await scheduler.stop();
+  await platform.close();
+  process.exit(EXIT.ok);
+}
+
 /**
  * `agent start`: owns the database (embedded when DATABASE_URL is unset), migrates once, then runs
  * the API and the worker as separate child processes, restarting a child that dies. SIGTERM stops
@@ -82,12 +105,13 @@ async function runStart(): Promise<void> {
   const signalled = untilSignal();
   loadDotEnv();
   const settings = loadSettings();
+  assertAuthPosture(settings);
   const log = serviceLogger(settings, 'supervisor');
   const handle = await openDatabase(settings, (l) => log.info(l));
   let stopping = false;
   const children = new Map<string, ChildProcess>();
   const entry = path.join(__dirname, '..', '..', 'main.js'); // dist/src/main.js
-  const launch = (role: 'api' | 'worker', restarts = 0): void => {
+  const launch = (role: 'api' | 'worker' | 'scheduler', restarts = 0): void => {
     const child = spawn(process.execPath, [entry, role], {
       stdio: 'inherit',
       // SANDBOX_AUTOSTART=0: the supervisor owns the one execution service (see sandbox-supervisor.ts).
@@ -134,10 +158,14 @@ async function runStart(): Promise<void> {
   // The execution service (scrubbed environment: no DATABASE_URL, keys or tokens) starts beside the
   // API; the worker starts once it listens (or after 60 s), so it finds it on its socket; docs/sandbox.md.
   const sandboxd = startSandboxService(settings, entry, log, () => stopping);
+  // SIGHUP re-reads AUTH_TOKENS_FILE in the API (ADR 0032); the supervisor passes it on, and is not ended by it.
+  process.on('SIGHUP', () => children.get('api')?.kill('SIGHUP'));
   launch('api');
   const first = await Promise.race([(sandboxd?.ready ?? Promise.resolve()).then(() => 'ready' as const), signalled]);
   if (first === 'ready') {
     launch('worker');
+    // The scheduler (ADR 0034) decides when schedules fire; AGENT_SCHEDULER_ENABLED=0 leaves it out.
+    if (loadScheduleSettings().schedulerEnabled) launch('scheduler');
     await signalled;
   }
   await shutdown();
@@ -156,6 +184,10 @@ export function registerProcessCommands(program: Command): void {
     .command('worker')
     .description('run a worker that claims and executes runs')
     .action(() => runWorker().catch(fail));
+  program
+    .command('scheduler')
+    .description('run a scheduler that fires due schedules as durable runs')
+    .action(() => runScheduler().catch(fail));
   program
     .command('migrate')
     .description('apply pending database migrations')

@@ -1,7 +1,7 @@
 import type { EventType } from '../../domain/events/payloads';
 import type { ArtifactExpectation, Expected, TerminalRunStatus, ToolCallExpectation } from './case-types';
 import { containsSubset } from './deep-subset';
-import { errorCodesOf, finalTextOf, invocationsOf, type Observation } from './observation';
+import { errorCodesOf, executionsOf, finalTextOf, invocationsOf, type Observation } from './observation';
 
 /**
  * The assertion checks of plan §20.2: pure functions of an Observation, no database. Each returns
@@ -36,6 +36,8 @@ const CHECKS: { readonly [K in keyof Required<Expected>]: Check<K> } = {
   },
   summaryProvenanceValid: (want, obs) => (want ? checkSummaryProvenance(obs) : []),
   conversationReplayable: (want, obs) => (want ? checkConversationReplayable(obs) : []),
+  toolExecutionsOverlap: checkToolExecutionsOverlap,
+  sseReplayExact: (want, obs) => (want ? checkSseReplayExact(obs) : []),
 };
 
 /** Every model request of the session recorded a context build with a declared window it stayed within. */
@@ -122,6 +124,76 @@ function checkConversationReplayable(obs: Observation): string[] {
   const sequences = obs.sessionEvents.map((e) => e.sequence);
   if (sequences.some((s, i) => s !== i + 1)) failures.push('conversation_replayable: the session log has gaps');
   return failures.slice(0, 5);
+}
+
+/**
+ * Every pair of executions of the named tools overlapped in time: each one's `tool.call.started`
+ * (committed before a tool with an effect runs) precedes the other's end (`tool.call.completed` or
+ * `tool.call.failed`, committed once it returned) in the log, and its start stamp is not later
+ * than the other's end stamp. One after the other, the first would end before the second started.
+ */
+function checkToolExecutionsOverlap(tools: readonly string[], obs: Observation): string[] {
+  const runs = executionsOf(obs.events).filter((x) => tools.includes(x.toolName));
+  if (runs.length < 2)
+    return [`tool_executions_overlap: expected at least two executions of ${tools.join(', ')}, saw ${runs.length}`];
+  const unfinished = runs.filter((x) => x.end === null);
+  if (unfinished.length > 0)
+    return unfinished.map((x) => `tool_executions_overlap: ${x.toolName} ${x.invocationId} never ended`);
+  const failures: string[] = [];
+  for (const a of runs)
+    for (const b of runs) {
+      if (
+        a === b ||
+        (a.start.sequence < b.end!.sequence && Date.parse(a.start.createdAt) <= Date.parse(b.end!.createdAt))
+      )
+        continue;
+      failures.push(
+        `tool_executions_overlap: ${b.toolName} ${b.invocationId} ended (sequence ${b.end!.sequence}, ${b.end!.createdAt}) ` +
+          `before ${a.toolName} ${a.invocationId} started (sequence ${a.start.sequence}, ${a.start.createdAt})`,
+      );
+    }
+  return failures;
+}
+
+const RUN_TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
+/**
+ * The client that was cut mid-run (case 22) got, before the cut, the log's first events up to its
+ * Last-Event-ID, and after reconnecting with it exactly the run's events after that id — each once,
+ * in order, none missing, ending with the terminal event. At least one of them was committed while
+ * it was away, so the server replayed from the database, not only live.
+ */
+function checkSseReplayExact(obs: Observation): string[] {
+  const sse = obs.sse;
+  if (!sse) return ['sse_replay_exact: no SSE client was disconnected (no disconnect_sse fired)'];
+  const show = (fs: readonly { id: number; type: string }[]) =>
+    fs.length > 12
+      ? `${fs
+          .slice(0, 12)
+          .map((f) => `${f.id} ${f.type}`)
+          .join(', ')}, … (${fs.length})`
+      : fs.map((f) => `${f.id} ${f.type}`).join(', ');
+  const persisted = obs.events.map((e) => ({ id: e.sequence, type: e.type }));
+  const same = (a: readonly { id: number; type: string }[], b: readonly { id: number; type: string }[]) =>
+    a.length === b.length && a.every((f, i) => f.id === b[i].id && f.type === b[i].type);
+  const failures: string[] = [];
+  const head = persisted.filter((f) => f.id <= sse.lastEventId);
+  if (!same(sse.beforeDisconnect, head))
+    failures.push(
+      `sse_replay_exact: before the disconnect the client got [${show(sse.beforeDisconnect)}], the log has [${show(head)}]`,
+    );
+  if (sse.runEndedBeforeDisconnect || sse.beforeDisconnect.some((f) => RUN_TERMINAL.has(f.type)))
+    failures.push('sse_replay_exact: the client was disconnected after the run had ended, not mid-run');
+  if (sse.committedWhileAway === 0)
+    failures.push('sse_replay_exact: nothing was committed while the client was away, so nothing was replayed');
+  const tail = persisted.filter((f) => f.id > sse.lastEventId);
+  if (!same(sse.afterReconnect, tail))
+    failures.push(
+      `sse_replay_exact: after Last-Event-ID ${sse.lastEventId} the client got [${show(sse.afterReconnect)}], the log has [${show(tail)}]`,
+    );
+  if (!RUN_TERMINAL.has(sse.afterReconnect.at(-1)?.type ?? ''))
+    failures.push("sse_replay_exact: the reconnected stream did not end with the run's terminal event");
+  return failures;
 }
 
 /** Runs every assertion the case states, then the checks every case gets (idempotent submissions). */

@@ -53,6 +53,8 @@ export interface CaseFile {
     context_compactions_at_least?: number;
     summary_provenance_valid?: boolean;
     conversation_replayable?: boolean;
+    tool_executions_overlap?: string[];
+    sse_replay_exact?: boolean;
   };
 }
 
@@ -166,6 +168,8 @@ export const CASE_FILE_SCHEMA = {
         context_compactions_at_least: count,
         summary_provenance_valid: { type: 'boolean' },
         conversation_replayable: { type: 'boolean' },
+        tool_executions_overlap: { type: 'array', minItems: 1, items: toolName },
+        sse_replay_exact: { type: 'boolean' },
         artifacts: {
           type: 'array',
           items: {

@@ -2,7 +2,7 @@ import type { EventType } from '../../domain/events/payloads';
 import type { RunLimits } from '../../domain/run/limits';
 
 /** The statuses a run can end in; an eval case expects one of them. */
-export const TERMINAL_RUN_STATUSES = ['completed', 'failed', 'cancelled'] as const;
+export const TERMINAL_RUN_STATUSES = ['completed', 'failed', 'cancelled', 'interrupted'] as const;
 export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
 
 /** What the harness does to a run while it executes (plan §20, "interventions"). */
@@ -14,10 +14,14 @@ export const INTERVENTION_ACTIONS = [
   'provide_input',
   'review_retry',
   'review_fail',
+  'disconnect_sse',
 ] as const;
 export type InterventionAction = (typeof INTERVENTION_ACTIONS)[number];
 
-/** Fires `action` once, when the `occurrence`-th event of type `atEvent` of the run is observed. */
+/**
+ * Fires `action` once, when the `occurrence`-th event of type `atEvent` of the run is observed
+ * (`disconnect_sse`: when the harness's own SSE client receives it).
+ */
 export interface Intervention {
   readonly atEvent: EventType;
   readonly occurrence: number;
@@ -71,6 +75,10 @@ export interface Expected {
   readonly summaryProvenanceValid?: boolean;
   /** The session log still holds every submitted message, in order (compaction removed nothing). */
   readonly conversationReplayable?: boolean;
+  /** Every pair of executions of these tools overlapped in time: each started before the other ended. */
+  readonly toolExecutionsOverlap?: readonly string[];
+  /** The SSE client that disconnected mid-run got, after Last-Event-ID, exactly the rest of the log. */
+  readonly sseReplayExact?: boolean;
 }
 
 /** A message submitted (and driven to completion) in the case's session before its own input. */

@@ -9,6 +9,8 @@ import type { Principal } from '../../domain/principal';
 import { followRun } from '../follow-run';
 import type { EvalCase, Intervention } from './case-types';
 import { describeIntervention, InterventionTracker } from './interventions';
+import type { SseObservation } from './observation';
+import { SseReplayProbe } from './sse-replay';
 
 type Worker = ReturnType<Platform['createWorker']>;
 
@@ -34,6 +36,8 @@ async function applyIntervention(
       return;
     case 'crash_worker':
       throw new Error("a crash is applied at the worker's commit of its event, not from the log");
+    case 'disconnect_sse':
+      throw new Error("a disconnect is applied by the harness's SSE client when it receives its event");
     case 'approve':
     case 'deny':
     case 'review_retry':
@@ -63,6 +67,12 @@ async function applyIntervention(
   }
 }
 
+/** What driving a run produced besides its events: failures of the execution itself, and the SSE client's view. */
+export interface DriveResult {
+  readonly failures: string[];
+  readonly sse: SseObservation | null;
+}
+
 /**
  * Drives the run to a terminal event with a worker restricted to it, applying interventions as
  * their events are observed. Returns the failures of the execution itself (timeout, interventions
@@ -75,7 +85,26 @@ export async function driveRun(
   principal: Principal,
   runId: string,
   defaultTimeoutMs: number,
-): Promise<string[]> {
+): Promise<DriveResult> {
+  // The SSE client of `disconnect_sse` connects before the worker starts, so it sees the whole run.
+  const sse = await SseReplayProbe.start(platform, principal, runId, c.interventions);
+  try {
+    return await driveWith(platform, buses, c, principal, runId, defaultTimeoutMs, sse);
+  } catch (e) {
+    await sse?.finish().catch(() => undefined); // its HTTP API must not outlive the case
+    throw e;
+  }
+}
+
+async function driveWith(
+  platform: Platform,
+  buses: Buses,
+  c: EvalCase,
+  principal: Principal,
+  runId: string,
+  defaultTimeoutMs: number,
+  sse: SseReplayProbe | null,
+): Promise<DriveResult> {
   const failures: string[] = [];
   let applying: Promise<void> = Promise.resolve();
   const failed = (i: Intervention) => (err: unknown) => {
@@ -136,7 +165,9 @@ export async function driveRun(
   };
   let worker = newWorker();
   await worker.start();
-  const tracker = new InterventionTracker(c.interventions.filter((i) => i.action !== 'crash_worker'));
+  const tracker = new InterventionTracker(
+    c.interventions.filter((i) => i.action !== 'crash_worker' && i.action !== 'disconnect_sse'),
+  );
   // Each crash waits out a lease before the run can move again, so it extends the timeout.
   const crashCount = c.interventions.filter((i) => i.action === 'crash_worker').length;
   const timeoutMs =
@@ -148,7 +179,10 @@ export async function driveRun(
       platform,
       runId,
       principal,
-      (e) => {
+      (e, { child }) => {
+        // The case observes its own run; a child run's events are the child's (its own session).
+        if (child !== null) return;
+        sse?.observeLog(e);
         for (const i of tracker.observe(e)) {
           if (applied.has(i)) continue;
           applied.add(i);
@@ -172,5 +206,7 @@ export async function driveRun(
   }
   for (const i of [...crashes.unfired(), ...tracker.unfired().filter((x) => !applied.has(x))])
     failures.push(`intervention ${describeIntervention(i)} never fired: no such event was observed`);
-  return failures;
+  const seen = sse ? await sse.finish() : null;
+  if (seen) failures.push(...seen.failures);
+  return { failures, sse: seen?.observation ?? null };
 }

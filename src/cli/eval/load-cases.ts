@@ -89,6 +89,12 @@ function checkCaseContent(
   if (raw.pending === undefined && !fixtureExists(fixturesDir, raw.model_fixture)) {
     issue('model_fixture', `no fixture "${raw.model_fixture}" in ${show(fixturesDir)}`);
   }
+  // The replay assertion needs the client that disconnects, and a disconnect asserts nothing without it.
+  const disconnects = (raw.interventions ?? []).filter((i) => i.action === 'disconnect_sse').length;
+  if (raw.expected.sse_replay_exact === true && disconnects !== 1)
+    issue('expected.sse_replay_exact', 'needs exactly one disconnect_sse intervention');
+  if (disconnects > 0 && raw.expected.sse_replay_exact !== true)
+    issue('interventions', 'a disconnect_sse intervention needs expected.sse_replay_exact: true');
   for (const [i, t] of (raw.input.preceding_turns ?? []).entries()) {
     if (raw.pending === undefined && t.model_fixture !== undefined && !fixtureExists(fixturesDir, t.model_fixture))
       issue(`input.preceding_turns[${i}].model_fixture`, `no fixture "${t.model_fixture}" in ${show(fixturesDir)}`);
@@ -168,6 +174,8 @@ const RENAMED: readonly (readonly [keyof CaseFile['expected'], keyof Expected])[
   ['context_compactions_at_least', 'contextCompactionsAtLeast'],
   ['summary_provenance_valid', 'summaryProvenanceValid'],
   ['conversation_replayable', 'conversationReplayable'],
+  ['tool_executions_overlap', 'toolExecutionsOverlap'],
+  ['sse_replay_exact', 'sseReplayExact'],
 ];
 
 function toExpected(e: CaseFile['expected']): Expected {

@@ -13,6 +13,26 @@ export interface ObservedSubmission {
   readonly replayed: boolean;
 }
 
+/** A persisted event as an SSE client saw it: the frame's `id:` (the session sequence) and `event:`. */
+export interface SseFrameSeen {
+  readonly id: number;
+  readonly type: string;
+}
+
+/** What the harness's SSE client saw of a run it disconnected from mid-run (`disconnect_sse`). */
+export interface SseObservation {
+  /** Persisted frames the first connection received, the last one being where it was cut. */
+  readonly beforeDisconnect: readonly SseFrameSeen[];
+  /** The id the client reconnected with (`Last-Event-ID`): the last frame it had. */
+  readonly lastEventId: number;
+  /** Whether the run's terminal event was already in the log when the client was cut (not mid-run). */
+  readonly runEndedBeforeDisconnect: boolean;
+  /** Run events committed after `lastEventId` while the client was away (replayed from the database). */
+  readonly committedWhileAway: number;
+  /** Persisted frames of the reconnected stream, until the server ended it. */
+  readonly afterReconnect: readonly SseFrameSeen[];
+}
+
 /** Everything an eval case's assertions are checked against, collected after the run ended. */
 export interface Observation {
   readonly run: ObservedRun;
@@ -23,6 +43,8 @@ export interface Observation {
   readonly submissions: readonly ObservedSubmission[];
   /** The texts the harness submitted in the session, in order (preceding turns, then the input). */
   readonly submittedTexts?: readonly string[];
+  /** The SSE client of a `disconnect_sse` case; absent otherwise. */
+  readonly sse?: SseObservation;
 }
 
 /** One tool invocation as the events tell it, joined on `invocationId`. */
@@ -96,4 +118,48 @@ export function errorCodesOf(obs: Observation): string[] {
     else if (e.type === 'tool.call.denied') codes.push(e.data.reasonCode);
   }
   return [...new Set(codes)];
+}
+
+/** One execution of a tool: its `tool.call.started` and the end that followed it (null if none). */
+export interface ObservedExecution {
+  readonly invocationId: string;
+  readonly toolName: string;
+  readonly start: { readonly sequence: number; readonly createdAt: string };
+  readonly end: { readonly sequence: number; readonly createdAt: string } | null;
+}
+
+/** Tool executions in start order: each `tool.call.started` with the invocation's next completion or failure. */
+export function executionsOf(events: readonly StoredEvent[]): ObservedExecution[] {
+  const names = new Map<string, string>();
+  const open = new Map<
+    string,
+    { invocationId: string; toolName: string; start: ObservedExecution['start']; end: ObservedExecution['end'] }
+  >();
+  const all: {
+    invocationId: string;
+    toolName: string;
+    start: ObservedExecution['start'];
+    end: ObservedExecution['end'];
+  }[] = [];
+  for (const e of events) {
+    const stamp = { sequence: e.sequence, createdAt: e.createdAt };
+    if (e.type === 'tool.call.proposed') names.set(e.data.invocationId, e.data.toolName);
+    else if (e.type === 'tool.call.started') {
+      const x = {
+        invocationId: e.data.invocationId,
+        toolName: names.get(e.data.invocationId) ?? '?',
+        start: stamp,
+        end: null,
+      };
+      open.set(e.data.invocationId, x);
+      all.push(x);
+    } else if (e.type === 'tool.call.completed' || e.type === 'tool.call.failed') {
+      const x = open.get(e.data.invocationId);
+      if (x) {
+        x.end = stamp;
+        open.delete(e.data.invocationId);
+      }
+    }
+  }
+  return all;
 }

@@ -78,7 +78,7 @@ async function runCase(platform: Platform, buses: Buses, c: EvalCase, opts: RunS
     if (earlier.failures.length > 0) return done(earlier.failures, earlier.runId);
     const submitted = await submit(platform, buses, c, principal, session.id);
     runId = submitted[0].runId;
-    const failures = await driveRun(
+    const { failures, sse } = await driveRun(
       platform,
       buses,
       c,
@@ -93,7 +93,14 @@ async function runCase(platform: Platform, buses: Buses, c: EvalCase, opts: RunS
     ]);
     const submittedTexts = [...c.input.precedingTurns.map((t) => t.text), c.input.text];
     failures.push(
-      ...checkExpectations(c.expected, { run, events, sessionEvents, submissions: submitted, submittedTexts }),
+      ...checkExpectations(c.expected, {
+        run,
+        events,
+        sessionEvents,
+        submissions: submitted,
+        submittedTexts,
+        ...(sse ? { sse } : {}),
+      }),
     );
     return done(failures, runId);
   } catch (e) {
@@ -123,7 +130,7 @@ async function playPrecedingTurns(
       }),
     );
     runId = run.runId;
-    const failures = await driveRun(
+    const { failures } = await driveRun(
       platform,
       buses,
       quiet,

@@ -1,4 +1,8 @@
-import { ContainerExecutionEnvironment, NamespaceExecutionEnvironment } from '../../adapters/sandbox';
+import {
+  ContainerExecutionEnvironment,
+  NamespaceExecutionEnvironment,
+  PROBE_LIMITS as SANDBOX_PROBE_LIMITS,
+} from '../../adapters/sandbox';
 import { loadSandboxSettings } from '../../config/sandbox-settings';
 import type { Settings } from '../../config/settings';
 import type { ExecutionEnvironment } from '../../ports/execution-environment';
@@ -6,18 +10,8 @@ import { sandboxStatus } from '../prerequisites';
 import { createServiceAdapter } from '../service-adapter';
 import { fail, messageOf, pass, type CheckResult } from './check';
 
-const PROBE_LIMITS = {
-  wallClockSeconds: 10,
-  cpuSeconds: 5,
-  memoryBytes: 512 * 1024 * 1024,
-  maxProcesses: 16,
-  maxFileBytes: 1024 * 1024,
-  workspaceBytes: 1024 * 1024,
-  workspaceFiles: 100,
-  tmpBytes: 1024 * 1024,
-  maxOpenFiles: 64,
-  maxOutputBytes: 16 * 1024,
-};
+// /proc/net/dev lists every interface the program sees: room for more than the self-check's output.
+const PROBE_LIMITS = { ...SANDBOX_PROBE_LIMITS, maxOutputBytes: 16 * 1024 };
 
 /**
  * The network interfaces a sandboxed program sees, from its own /proc/net/dev. Isolated means none

@@ -159,6 +159,8 @@ export interface Approval {
   id: string;
   run_id: string;
   session_id: string;
+  /** Whose run it is (an approver sees every principal's approvals of its tenant). */
+  principal_id: string;
   status: string;
   action_kind: string;
   risk: string;
@@ -190,4 +192,4 @@ export interface WireEvent {
 }
 
 export const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
-export const TERMINAL_STATUS = new Set(['completed', 'failed', 'cancelled']);
+export const TERMINAL_STATUS = new Set(['completed', 'failed', 'cancelled', 'interrupted']);

@@ -58,8 +58,8 @@ function PendingCard(props: { a: Approval; now: number; onResolved(id: string): 
       </div>
       <p class="summary">{a.action_summary}</p>
       <p class="muted">
-        Policy: {a.policy_reason} · asked {dateTime(a.created_at)} ·{' '}
-        <Link href={`/sessions/${a.session_id}`}>session</Link> · <Link href={`/runs/${a.run_id}`}>run</Link>
+        Run of <strong data-owner>{a.principal_id}</strong> · policy: {a.policy_reason} · asked {dateTime(a.created_at)}{' '}
+        · <Link href={`/sessions/${a.session_id}`}>session</Link> · <Link href={`/runs/${a.run_id}`}>run</Link>
       </p>
       <details class="json" open>
         <summary>exact arguments</summary>
@@ -153,6 +153,7 @@ export function ConsolePage() {
           <thead>
             <tr>
               <th scope="col">tool</th>
+              <th scope="col">run of</th>
               <th scope="col">summary</th>
               <th scope="col">decision</th>
               <th scope="col">by</th>
@@ -165,6 +166,7 @@ export function ConsolePage() {
                 <td>
                   <code>{a.tool_name}</code>
                 </td>
+                <td>{a.principal_id}</td>
                 <td>{a.action_summary}</td>
                 <td class={a.decision === 'approved' ? 'ok-text' : 'fail-text'}>
                   {a.decision ?? a.status}

@@ -60,6 +60,8 @@ function describeConversation(type: string, p: Payload): Line | null {
       return { kind: 'session', title: 'session created', text: `agent ${p.agent_id} v${p.agent_version}` };
     case 'session.deleted':
       return { kind: 'session', title: 'session deleted', text: p.reason ?? '' };
+    case 'session.title.changed':
+      return { kind: 'session', title: 'session renamed', text: String(p.title ?? '') };
     case 'user.message.created':
       return {
         kind: 'message',
@@ -100,6 +102,10 @@ function describeRun(type: string, p: Payload): Line | null {
       return { kind: 'fail', title: 'failed', text: `${p.reason}: ${p.message}` };
     case 'run.cancelled':
       return { kind: 'fail', title: 'cancelled', text: p.reason ?? '' };
+    case 'run.interrupt_requested':
+      return { kind: 'run', title: 'interrupt requested', text: 'a newer message will run next' };
+    case 'run.interrupted':
+      return { kind: 'fail', title: 'interrupted', text: 'stopped for a newer message' };
     default:
       return null;
   }
@@ -193,6 +199,8 @@ function describeApprovalOrArtifact(type: string, p: Payload): Line | null {
         text: `${p.action_summary} — ${p.policy_reason}`,
         json: [{ label: 'arguments', value: p.arguments }],
       };
+    case 'approval.expiring':
+      return { kind: 'approval', title: `approval expiring · ${p.tool_name}`, text: `expires at ${p.expires_at}` };
     case 'approval.resolved':
       return {
         kind: p.decision === 'approved' ? 'ok' : 'fail',
@@ -226,6 +234,8 @@ export function statusAfter(type: string, current: string): string {
       return 'failed';
     case 'run.cancelled':
       return 'cancelled';
+    case 'run.interrupted':
+      return 'interrupted';
     default:
       return current;
   }

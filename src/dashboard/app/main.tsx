@@ -1,8 +1,11 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { getToken, onAuthChange, setToken } from './api';
+import { Bell } from './bell';
 import { ConsolePage } from './console';
 import { McpPage } from './mcp-page';
+import { MemoryPage } from './memory-page';
+import { SchedulesPage } from './schedules-page';
 import { Link, navigate, signInListeners } from './nav';
 import { RunPage } from './run-page';
 import { SessionPage } from './session-page';
@@ -64,6 +67,8 @@ function App() {
   else if ((m = /^\/runs\/([0-9a-f-]{36})\/?$/i.exec(path))) page = <RunPage key={m[1]} id={m[1]} />;
   else if (/^\/console\/?$/.test(path)) page = <ConsolePage />;
   else if (/^\/mcp\/?$/.test(path)) page = <McpPage />;
+  else if (/^\/memories\/?$/.test(path)) page = <MemoryPage />;
+  else if (/^\/schedules\/?$/.test(path)) page = <SchedulesPage />;
   else page = <SessionsPage />;
   const here = (p: string) => (path === p || (p === '/' && path.startsWith('/sessions/')) ? 'page' : undefined);
   return (
@@ -83,10 +88,25 @@ function App() {
           >
             Approvals
           </a>
+          <a
+            href="/memories"
+            aria-current={here('/memories')}
+            onClick={(e) => (e.preventDefault(), navigate('/memories'))}
+          >
+            Memory
+          </a>
+          <a
+            href="/schedules"
+            aria-current={here('/schedules')}
+            onClick={(e) => (e.preventDefault(), navigate('/schedules'))}
+          >
+            Schedules
+          </a>
           <a href="/mcp" aria-current={here('/mcp')} onClick={(e) => (e.preventDefault(), navigate('/mcp'))}>
             MCP
           </a>
         </nav>
+        <Bell key={`bell-${authVersion}`} />
         {token ? (
           <button class="link" type="button" onClick={() => (setToken(null), setNeedSignIn(true))}>
             Sign out

@@ -21,7 +21,10 @@ export function ErrorText(props: { error: unknown }) {
   );
 }
 
-/** Sessions, newest activity first (keyset-paged), each with the status of its latest run. */
+/**
+ * Sessions, newest activity first (keyset-paged), each with the status of its latest run; the search
+ * box finds sessions by words of their title or messages (the API's full-text `q`).
+ */
 export function SessionsPage() {
   const [items, setItems] = useState<Session[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -32,11 +35,14 @@ export function SessionsPage() {
   const [busy, setBusy] = useState(false);
   const [confirming, setConfirming] = useState<string | null>(null);
   const [rowError, setRowError] = useState<Record<string, string>>({});
+  const [search, setSearch] = useState('');
+  const [searched, setSearched] = useState('');
 
-  const load = async (after: string | null) => {
+  const load = async (after: string | null, words = searched) => {
     try {
       const q = new URLSearchParams({ limit: String(PAGE) });
       if (after) q.set('cursor', after);
+      if (words) q.set('q', words);
       const page = await api<Page<Session>>('GET', `/v1/sessions?${q}`);
       setItems((prev) => (after ? [...prev, ...page.items] : page.items));
       setCursor(page.next_cursor);
@@ -76,6 +82,13 @@ export function SessionsPage() {
     }
   };
 
+  const find = (e: Event) => {
+    e.preventDefault();
+    const words = search.trim();
+    setSearched(words);
+    void load(null, words);
+  };
+
   const remove = async (id: string) => {
     try {
       await api('DELETE', `/v1/sessions/${id}`);
@@ -110,8 +123,26 @@ export function SessionsPage() {
           New session
         </button>
       </form>
+      <form class="row" role="search" onSubmit={find}>
+        <label class="grow">
+          <span class="sr-only">Search titles and messages</span>
+          <input
+            name="q"
+            type="search"
+            placeholder="Search titles and messages"
+            maxLength={200}
+            value={search}
+            onInput={(e) => setSearch(e.currentTarget.value)}
+          />
+        </label>
+        <button type="submit">Search</button>
+      </form>
       <ErrorText error={error} />
-      {loaded && items.length === 0 ? <p class="muted">No sessions yet. Create one to start a conversation.</p> : null}
+      {loaded && items.length === 0 ? (
+        <p class="muted">
+          {searched ? `No session matches “${searched}”.` : 'No sessions yet. Create one to start a conversation.'}
+        </p>
+      ) : null}
       <ul class="sessions" aria-label="sessions">
         {items.map((s) => (
           <li key={s.id} class="session-row" data-session={s.id}>

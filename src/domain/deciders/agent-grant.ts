@@ -22,7 +22,7 @@ export interface ReplaceMcpGrant {
 export type AgentGrantCommand = ReplaceMcpGrant;
 
 function copy(g: Grant): Grant {
-  return { default: g.default, tools: { ...g.tools } };
+  return { default: g.default, tools: { ...g.tools }, rules: JSON.parse(JSON.stringify(g.rules)) as Grant['rules'] };
 }
 
 function decide(cmd: AgentGrantCommand, state: AgentGrantState): Decision {

@@ -9,6 +9,8 @@ export interface ApprovalState {
   readonly status: ApprovalStatus | 'absent';
   readonly resolvedBy: string | null;
   readonly expiresAt: string | null;
+  /** The "about to expire" warning was given (`approval.expiring`). */
+  readonly warned: boolean;
 }
 
 /** The state an approval's read-model row stands for (the approvals projection folds the same events). */
@@ -17,8 +19,15 @@ export function approvalStateOf(a: {
   readonly status: ApprovalStatus;
   readonly resolvedBy: string | null;
   readonly expiresAt: string | null;
+  readonly expiryWarnedAt?: string | null;
 }): ApprovalState {
-  return { approvalId: a.id, status: a.status, resolvedBy: a.resolvedBy, expiresAt: a.expiresAt };
+  return {
+    approvalId: a.id,
+    status: a.status,
+    resolvedBy: a.resolvedBy,
+    expiresAt: a.expiresAt,
+    warned: (a.expiryWarnedAt ?? null) !== null,
+  };
 }
 
 interface ApprovalCommandBase {
@@ -55,11 +64,39 @@ export interface ExpireApproval extends ApprovalCommandBase {
   readonly nowMs: number;
 }
 
-export type ApprovalCommand = RequestApproval | ResolveApproval | ExpireApproval;
+/**
+ * The reaper's: a pending approval expires within `leadSeconds` of `nowMs` (issue 31). Given once;
+ * refused when there is no deadline, it is not near yet, it has passed, or the warning was given.
+ */
+export interface WarnApprovalExpiring extends ApprovalCommandBase {
+  readonly kind: 'WarnApprovalExpiring';
+  readonly nowMs: number;
+  readonly leadSeconds: number;
+  readonly principalId: string;
+  readonly toolName: string;
+}
+
+export type ApprovalCommand = RequestApproval | ResolveApproval | ExpireApproval | WarnApprovalExpiring;
 
 function resolved(cmd: ApprovalCommandBase, data: Omit<EventPayloads['approval.resolved'], 'approvalId'>): Decision {
   return accept(
     event('approval.resolved', { approvalId: cmd.approvalId, ...data }, { runId: cmd.runId, ...cmd.actor }),
+  );
+}
+
+function warn(cmd: WarnApprovalExpiring, state: ApprovalState): Decision {
+  const deadline = state.expiresAt ? Date.parse(state.expiresAt) : NaN;
+  if (state.warned || Number.isNaN(deadline) || deadline <= cmd.nowMs || deadline - cmd.leadSeconds * 1000 > cmd.nowMs)
+    return refuse(
+      new ConflictError(`approval ${cmd.approvalId} is not about to expire`, { approvalId: cmd.approvalId }),
+    );
+  const { approvalId, principalId, toolName, leadSeconds } = cmd;
+  return accept(
+    event(
+      'approval.expiring',
+      { approvalId, principalId, toolName, expiresAt: state.expiresAt!, leadSeconds },
+      { runId: cmd.runId, ...cmd.actor },
+    ),
   );
 }
 
@@ -81,6 +118,7 @@ function decide(cmd: ApprovalCommand, state: ApprovalState): Decision {
       }),
     );
   }
+  if (cmd.kind === 'WarnApprovalExpiring') return warn(cmd, state);
   if (cmd.kind === 'ExpireApproval') {
     if (!state.expiresAt || Date.parse(state.expiresAt) > cmd.nowMs)
       return refuse(new ConflictError('not expired', {}));
@@ -92,7 +130,14 @@ function decide(cmd: ApprovalCommand, state: ApprovalState): Decision {
 
 function evolve(state: ApprovalState, e: DecidedEvent): ApprovalState {
   if (e.type === 'approval.requested')
-    return { approvalId: e.data.approvalId, status: 'pending', resolvedBy: null, expiresAt: e.data.expiresAt };
+    return {
+      approvalId: e.data.approvalId,
+      status: 'pending',
+      resolvedBy: null,
+      expiresAt: e.data.expiresAt,
+      warned: false,
+    };
+  if (e.type === 'approval.expiring' && e.data.approvalId === state.approvalId) return { ...state, warned: true };
   if (e.type === 'approval.resolved' && e.data.approvalId === state.approvalId)
     return { ...state, status: e.data.decision, resolvedBy: e.data.resolvedBy };
   return state;
@@ -100,7 +145,7 @@ function evolve(state: ApprovalState, e: DecidedEvent): ApprovalState {
 
 /** An approval (plan §9.3): requested once, resolved once (approved, denied or expired). */
 export const approvalDecider: Decider<ApprovalCommand, ApprovalState> = {
-  initialState: () => ({ approvalId: null, status: 'absent', resolvedBy: null, expiresAt: null }),
+  initialState: () => ({ approvalId: null, status: 'absent', resolvedBy: null, expiresAt: null, warned: false }),
   evolve,
   decide,
 };

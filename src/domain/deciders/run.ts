@@ -2,8 +2,11 @@ import { ConflictError, InvalidStateTransition, type AgentError } from '../error
 import type { EventPayloads, EventType, NewEvent } from '../events/payloads';
 import type { FailureReason } from '../run/failure';
 import type { RunLimits } from '../run/limits';
-import type { RunRecord } from '../run/run';
+import type { MultitaskStrategy } from '../run/multitask';
+import type { InterruptMode } from '../run/multitask';
+import type { RunInterrupt, RunRecord } from '../run/run';
 import { isTerminal, transition, type RunStatus } from '../run/status';
+import { ScopeSet } from '../scopes';
 import { accept, event, refuse, type Actor, type Decider, type Decision, type DecidedEvent } from './decider';
 
 /**
@@ -17,15 +20,22 @@ export interface RunState {
   readonly cancelRequested: boolean;
   /** It was started at least once (the consent stamp belongs to the first start only). */
   readonly everStarted: boolean;
+  /** A newer message asked it to stop (`multitask_strategy: interrupt`); its stop ends it `interrupted`. */
+  readonly interrupt?: RunInterrupt | null;
 }
 
 /** The run state a read-model row stands for (the run projection folds the same events). */
-export function runStateOf(run: Pick<RunRecord, 'id' | 'status' | 'cancelRequestedAt' | 'startedAt'>): RunState {
+export function runStateOf(
+  run: Pick<RunRecord, 'id' | 'status' | 'cancelRequestedAt' | 'startedAt'> & {
+    readonly interrupt?: RunInterrupt | null;
+  },
+): RunState {
   return {
     runId: run.id,
     status: run.status,
     cancelRequested: run.cancelRequestedAt !== null,
     everStarted: run.startedAt !== null,
+    interrupt: run.interrupt ?? null,
   };
 }
 
@@ -45,6 +55,19 @@ export interface QueueRun extends RunCommandBase {
   readonly priority: number;
   readonly idempotencyKey: string | null;
   readonly requestHash: string | null;
+  /**
+   * The exact scope names the run may use, recorded on `run.queued` (ADR 0032); the decider stores
+   * them sorted and unique. Compute them with `ScopeSet.forRun(submitter, agent.allowedScopes)`
+   * (`domain/scopes.ts`); a run derived from another (a schedule, a subagent) passes the origin's
+   * recorded set as the submitter's, so it never holds more than its origin.
+   */
+  readonly scopes: readonly string[];
+  /** A child run of `delegate.run` (plan §27.6): its origin, recorded right after `run.queued`. */
+  readonly delegation?: EventPayloads['run.delegated'];
+  /** The run this one waits behind in its session's FIFO (`run.queued` v3), or none. */
+  readonly queuedBehind?: string | null;
+  /** The strategy that queued it behind another run (null/absent: nothing was ahead of it). */
+  readonly multitaskStrategy?: MultitaskStrategy | null;
 }
 
 /**
@@ -90,6 +113,26 @@ export interface RequestCancel extends RunCommandBase {
   readonly reason: string | null;
 }
 
+/**
+ * A newer message of the session stops the run (`multitask_strategy: interrupt`, issue 33): a
+ * RUNNING run is asked to stop at its next safe point (its worker ends it, `InterruptRun`); a QUEUED
+ * or waiting run has no worker, so it ends `interrupted` at once; a terminal one writes nothing.
+ */
+export interface RequestInterrupt extends RunCommandBase {
+  readonly kind: 'RequestInterrupt';
+  readonly byRunId: string;
+  readonly mode: InterruptMode;
+  readonly reason: string | null;
+}
+
+/** The run ends `interrupted` (its worker at a safe point, or at once when no worker holds it). */
+export interface InterruptRun extends RunCommandBase {
+  readonly kind: 'InterruptRun';
+  readonly byRunId: string;
+  readonly mode: InterruptMode;
+  readonly reason: string | null;
+}
+
 /** The worker ends a run whose cancel was requested: RUNNING → CANCELLED. */
 export interface CancelRun extends RunCommandBase {
   readonly kind: 'CancelRun';
@@ -105,6 +148,23 @@ export interface SuspendForUser extends RunCommandBase {
   readonly kind: 'SuspendForUser';
   readonly questionId: string;
   readonly question: string;
+}
+
+/** The parent waits for the child runs its `delegate.run` call materialized (ADR 0037). */
+export interface SuspendForChildren extends RunCommandBase {
+  readonly kind: 'SuspendForChildren';
+  readonly invocationId: string;
+  readonly children: EventPayloads['run.waiting_for_children']['children'];
+}
+
+/**
+ * Every child of the parent is terminal: their usage joins the parent's and the parent is re-queued
+ * (WAITING_FOR_CHILDREN → QUEUED), once: refused for a parent that is not waiting for children.
+ */
+export interface JoinChildren extends RunCommandBase {
+  readonly kind: 'JoinChildren';
+  readonly invocationId: string;
+  readonly children: EventPayloads['run.children_joined']['children'];
 }
 
 /** A waiting run is re-queued (WAITING_* → QUEUED) once what it waited for arrived. */
@@ -137,8 +197,12 @@ export type RunCommand =
   | CheckpointRun
   | RequestCancel
   | CancelRun
+  | RequestInterrupt
+  | InterruptRun
   | SuspendForApproval
   | SuspendForUser
+  | SuspendForChildren
+  | JoinChildren
   | ResumeRun
   | CompleteRun
   | FailRun;
@@ -156,12 +220,16 @@ export function runStatusAfter(type: EventType, current: RunStatus): RunStatus {
       return 'waiting_for_approval';
     case 'run.waiting_for_user':
       return 'waiting_for_user';
+    case 'run.waiting_for_children':
+      return 'waiting_for_children';
     case 'run.completed':
       return 'completed';
     case 'run.failed':
       return 'failed';
     case 'run.cancelled':
       return 'cancelled';
+    case 'run.interrupted':
+      return 'interrupted';
     default:
       return current;
   }
@@ -252,6 +320,30 @@ function requestCancel(cmd: RequestCancel, state: RunState): Decision {
   return guarded(state, 'cancelled', 'run.cancelled', { reason: cmd.reason }, cmd);
 }
 
+/**
+ * The run's `interrupted` end. A `rollback` first records `run.rolled_back`: the run's work after
+ * its user message is hidden from the context of later runs (issue 33), never deleted.
+ */
+function interruptedEnd(cmd: RequestInterrupt | InterruptRun, state: RunState): Decision {
+  const no = blocked(state, 'interrupted');
+  if (no) return refuse(no);
+  const header = { runId: cmd.runId, ...cmd.actor };
+  const { byRunId, mode, reason } = cmd;
+  const ended = event('run.interrupted', { byRunId, mode, reason }, header);
+  if (mode !== 'rollback') return accept(ended);
+  return accept<NewEvent>(event('run.rolled_back', { byRunId, reason }, header), ended);
+}
+
+function requestInterrupt(cmd: RequestInterrupt, state: RunState): Decision {
+  if (state.status === 'absent') return refuse(blocked(state, 'interrupted')!);
+  if (isTerminal(state.status)) return accept();
+  const { byRunId, mode, reason } = cmd;
+  if (state.status !== 'running') return interruptedEnd(cmd, state);
+  // A repeated request (a second newer message) writes nothing: the run stops once.
+  if (state.interrupt) return accept();
+  return accept(event('run.interrupt_requested', { byRunId, mode, reason }, { runId: cmd.runId, ...cmd.actor }));
+}
+
 function resume(cmd: ResumeRun, state: RunState): Decision {
   const waiting = cmd.awaiting === 'approval' ? 'waiting_for_approval' : 'waiting_for_user';
   if (state.status !== waiting) {
@@ -265,31 +357,54 @@ function resume(cmd: ResumeRun, state: RunState): Decision {
   return guarded(state, 'queued', 'run.resumed', { reason: cmd.reason }, cmd);
 }
 
+function queue(cmd: QueueRun, state: RunState): Decision {
+  if (state.status !== 'absent') return refuse(new ConflictError(`run ${cmd.runId} exists already`, {}));
+  const header = { runId: cmd.runId, ...cmd.actor };
+  const { agentId, agentVersion, principalId, modelPolicy, userMessageId, limits, priority } = cmd;
+  const { idempotencyKey, requestHash } = cmd;
+  const queuedBehind = cmd.queuedBehind ?? null;
+  const multitaskStrategy = queuedBehind === null ? null : (cmd.multitaskStrategy ?? null);
+  const queued = event(
+    'run.queued',
+    {
+      agentId,
+      agentVersion,
+      principalId,
+      modelPolicy,
+      userMessageId,
+      limits,
+      priority,
+      idempotencyKey,
+      requestHash,
+      scopes: ScopeSet.of(cmd.scopes).toJSON(),
+      queuedBehind,
+      multitaskStrategy,
+    },
+    header,
+  );
+  return cmd.delegation ? accept<NewEvent>(queued, event('run.delegated', cmd.delegation, header)) : accept(queued);
+}
+
+function joinChildren(cmd: JoinChildren, state: RunState): Decision {
+  if (state.status !== 'waiting_for_children')
+    return refuse(
+      new ConflictError(`run ${cmd.runId} is ${state.status}, not waiting for children`, {
+        runId: cmd.runId,
+        status: state.status,
+      }),
+    );
+  const header = { runId: cmd.runId, ...cmd.actor };
+  return accept<NewEvent>(
+    event('run.children_joined', { invocationId: cmd.invocationId, children: cmd.children }, header),
+    event('run.resumed', { reason: 'children_joined' }, header),
+  );
+}
+
 function decide(cmd: RunCommand, state: RunState): Decision {
   const header = { runId: cmd.runId, ...('actor' in cmd ? cmd.actor : {}) };
   switch (cmd.kind) {
-    case 'QueueRun': {
-      if (state.status !== 'absent') return refuse(new ConflictError(`run ${cmd.runId} exists already`, {}));
-      const { agentId, agentVersion, principalId, modelPolicy, userMessageId, limits, priority } = cmd;
-      const { idempotencyKey, requestHash } = cmd;
-      return accept(
-        event(
-          'run.queued',
-          {
-            agentId,
-            agentVersion,
-            principalId,
-            modelPolicy,
-            userMessageId,
-            limits,
-            priority,
-            idempotencyKey,
-            requestHash,
-          },
-          header,
-        ),
-      );
-    }
+    case 'QueueRun':
+      return queue(cmd, state);
     case 'ClaimRun':
       return claim(cmd, state);
     case 'ReleaseRun':
@@ -304,12 +419,22 @@ function decide(cmd: RunCommand, state: RunState): Decision {
       return requestCancel(cmd, state);
     case 'CancelRun':
       return guarded(state, 'cancelled', 'run.cancelled', { reason: cmd.reason }, cmd);
+    case 'RequestInterrupt':
+      return requestInterrupt(cmd, state);
+    case 'InterruptRun':
+      return interruptedEnd(cmd, state);
     case 'SuspendForApproval':
       return guarded(state, 'waiting_for_approval', 'run.waiting_for_approval', { approvalId: cmd.approvalId }, cmd);
     case 'SuspendForUser': {
       const { questionId, question } = cmd;
       return guarded(state, 'waiting_for_user', 'run.waiting_for_user', { questionId, question }, cmd);
     }
+    case 'SuspendForChildren': {
+      const { invocationId, children } = cmd;
+      return guarded(state, 'waiting_for_children', 'run.waiting_for_children', { invocationId, children }, cmd);
+    }
+    case 'JoinChildren':
+      return joinChildren(cmd, state);
     case 'ResumeRun':
       return resume(cmd, state);
     case 'CompleteRun': {
@@ -328,11 +453,15 @@ function decide(cmd: RunCommand, state: RunState): Decision {
 
 function evolve(state: RunState, e: DecidedEvent): RunState {
   if (e.type === 'run.queued')
-    return { runId: e.runId ?? null, status: 'queued', cancelRequested: false, everStarted: false };
+    return { runId: e.runId ?? null, status: 'queued', cancelRequested: false, everStarted: false, interrupt: null };
   if (state.status === 'absent') return state;
   switch (e.type) {
     case 'run.cancel_requested':
       return { ...state, cancelRequested: true };
+    case 'run.interrupt_requested':
+      return { ...state, cancelRequested: true, interrupt: { mode: e.data.mode, byRunId: e.data.byRunId } };
+    case 'run.interrupted':
+      return { ...state, status: 'interrupted', interrupt: { mode: e.data.mode, byRunId: e.data.byRunId } };
     case 'run.started':
       return { ...state, everStarted: true };
     default: {

@@ -34,6 +34,8 @@ export interface ProposeToolCall extends ToolCommandBase {
   readonly arguments: Record<string, unknown>;
   readonly argumentsHash: string;
   readonly idempotencyKey: string;
+  /** A call a `sandbox.run_program` program made through the tool bridge: its parent invocation. */
+  readonly bridgedFrom?: string;
 }
 
 export interface AuthorizeToolCall extends ToolCommandBase {
@@ -140,6 +142,7 @@ function eventsOf(cmd: ToolInvocationCommand): NewEvent[] {
           arguments: cmd.arguments,
           argumentsHash,
           idempotencyKey,
+          ...(cmd.bridgedFrom ? { via: 'bridge' as const, parentInvocationId: cmd.bridgedFrom } : {}),
         }),
       ];
     }

@@ -1,6 +1,10 @@
 import { TASK_STATUSES } from '../context/working-state';
 import { FAILURE_REASONS } from '../run/failure';
+import { INTERRUPT_MODES, MULTITASK_STRATEGIES } from '../run/multitask';
+import { MEMORY_EVENT_CATALOG } from './memory-events';
 import { APPROVAL_ACTION_KINDS, TOOL_RESULT_TRUST, type EventType } from './payloads';
+import { CADENCE_KINDS, WEEKDAYS } from '../schedules/cadence';
+import { MISFIRE_POLICIES, OCCURRENCE_FAILURE_REASONS } from '../schedules/schedule';
 import {
   any,
   anyObject,
@@ -80,7 +84,38 @@ const grantDecision = oneOfStr(['allow', 'deny']);
 const mcpGrant = obj({
   default: grantDecision,
   tools: { type: 'object', additionalProperties: grantDecision },
+  // per tool, per argument: a JSON Schema (an object; validated as a schema when the grant is made)
+  rules: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'object' } } },
 });
+
+const isoInstant = str({ minLength: 20, maxLength: 40 });
+const cadence: JsonSchema = {
+  type: 'object',
+  required: ['kind', 'timeZone'],
+  properties: {
+    kind: oneOfStr(CADENCE_KINDS),
+    timeZone: str({ minLength: 1, maxLength: 100 }),
+    at: str(),
+    time: str(),
+    days: arr(oneOfStr(WEEKDAYS), { minItems: 1 }),
+    day: { anyOf: [int({ minimum: 1, maximum: 31 }), oneOfStr(['last'])] },
+    month: int({ minimum: 1, maximum: 12 }),
+    expression: str({ maxLength: 200 }),
+  },
+  additionalProperties: false,
+};
+const scheduleDefinition = obj({
+  title: str({ minLength: 1, maxLength: 200 }),
+  message: str({ minLength: 1 }),
+  cadence,
+  agentId: str({ minLength: 1 }),
+  agentVersion: int({ minimum: 1 }),
+  scopes: arr(str({ minLength: 1 })),
+  limits,
+  misfire: oneOfStr(MISFIRE_POLICIES),
+  maxConsecutiveFailures: int({ minimum: 1 }),
+});
+const occurrence = { occurrenceId: uuid(), nominalAt: isoInstant, revision: int({ minimum: 1 }) };
 
 export interface CatalogEntry {
   /** The schema version new events of this type are written with. */
@@ -104,24 +139,36 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       metadata: anyObject(),
     }),
   },
+  'session.title.changed': {
+    currentVersion: 1,
+    schema: obj({ title: str({ minLength: 1, maxLength: 500 }), source: oneOfStr(['first_message', 'user']) }),
+  },
   'session.deleted': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
   'user.message.created': {
     currentVersion: 2,
     schema: obj({ messageId: uuid(), content: arr(contentPart, { minItems: 1 }) }),
   },
   'run.queued': {
-    currentVersion: 1,
-    schema: obj({
-      agentId: str({ minLength: 1 }),
-      agentVersion: int({ minimum: 1 }),
-      principalId: str({ minLength: 1 }),
-      modelPolicy: str({ minLength: 1 }),
-      userMessageId: nullable(uuid()),
-      limits,
-      priority: int(),
-      idempotencyKey: nullable(str({ maxLength: 255 })),
-      requestHash: nullable(str()),
-    }),
+    // v2: `scopes`, the run's recorded scope set (ADR 0032); required, so no run is queued without one.
+    // v3: `queuedBehind`, `multitaskStrategy` (issue 33: a message queued behind a working run), both
+    // optional on append, so a v2-shaped payload still validates (read back as null).
+    currentVersion: 3,
+    schema: (() => {
+      const v2 = obj({
+        agentId: str({ minLength: 1 }),
+        agentVersion: int({ minimum: 1 }),
+        principalId: str({ minLength: 1 }),
+        modelPolicy: str({ minLength: 1 }),
+        userMessageId: nullable(uuid()),
+        limits,
+        priority: int(),
+        idempotencyKey: nullable(str({ maxLength: 255 })),
+        requestHash: nullable(str()),
+        scopes: arr(str({ minLength: 1, maxLength: 100 }), { maxItems: 200, uniqueItems: true }),
+      });
+      const v3 = { queuedBehind: nullable(uuid()), multitaskStrategy: nullable(oneOfStr(MULTITASK_STRATEGIES)) };
+      return { ...v2, properties: { ...(v2.properties as object), ...v3 } };
+    })(),
   },
   'run.claimed': {
     currentVersion: 1,
@@ -152,12 +199,60 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
   'run.waiting_for_approval': { currentVersion: 1, schema: obj({ approvalId: uuid() }) },
   'run.waiting_for_user': { currentVersion: 1, schema: obj({ questionId: uuid(), question: str() }) },
   'run.resumed': { currentVersion: 1, schema: obj({ reason: str() }) },
+  'run.waiting_for_children': {
+    currentVersion: 1,
+    schema: obj({ invocationId: uuid(), children: arr(obj({ runId: uuid(), sessionId: uuid() }), { minItems: 1 }) }),
+  },
+  'run.delegated': {
+    currentVersion: 1,
+    schema: obj({
+      parentRunId: uuid(),
+      parentSessionId: uuid(),
+      invocationId: uuid(),
+      briefIndex: int({ minimum: 0 }),
+      tools: arr(str({ minLength: 1 })),
+      scopes: arr(str({ minLength: 1 })),
+      deadlineAt: nullable(str()),
+      parentTrace: nullable(obj({ traceId: str(), spanId: str() })),
+    }),
+  },
+  'run.children_joined': {
+    currentVersion: 1,
+    schema: obj({
+      invocationId: uuid(),
+      children: arr(
+        obj({
+          runId: uuid(),
+          // `interrupted`: a newer message of the child's own session stopped it (issue 33).
+          status: oneOfStr(['completed', 'failed', 'cancelled', 'interrupted']),
+          usage: obj({
+            ...(tokenUsage.properties as Record<string, JsonSchema>),
+            modelCalls: int({ minimum: 0 }),
+            toolCalls: int({ minimum: 0 }),
+            cost: decimal,
+          }),
+        }),
+        { minItems: 1 },
+      ),
+    }),
+  },
   'run.completed': { currentVersion: 1, schema: obj({ messageId: nullable(uuid()) }) },
   'run.failed': {
     currentVersion: 1,
     schema: obj({ reason: oneOfStr(FAILURE_REASONS), message: str(), errorCode: nullable(str()) }),
   },
   'run.cancelled': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
+  'run.interrupt_requested': {
+    currentVersion: 1,
+    schema: obj({ byRunId: uuid(), mode: oneOfStr(INTERRUPT_MODES), reason: nullable(str()) }),
+  },
+  'run.interrupted': {
+    currentVersion: 1,
+    schema: obj({ byRunId: uuid(), mode: oneOfStr(INTERRUPT_MODES), reason: nullable(str()) }),
+  },
+  // Right before a `rollback`'s run.interrupted: the run's events after its user message are hidden
+  // from the context of later runs (the log keeps them; the range is the run's own events).
+  'run.rolled_back': { currentVersion: 1, schema: obj({ byRunId: uuid(), reason: nullable(str()) }) },
   'model.request.started': {
     currentVersion: 3,
     schema: obj({
@@ -202,17 +297,23 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
   },
   'assistant.message.completed': { currentVersion: 1, schema: obj({ messageId: uuid(), text: str() }) },
   'tool.call.proposed': {
-    currentVersion: 1,
-    schema: obj({
-      invocationId: uuid(),
-      step: int({ minimum: 1 }),
-      callId: str(),
-      toolName: str(),
-      toolVersion: nullable(str()),
-      arguments: anyObject(),
-      argumentsHash: str(),
-      idempotencyKey: str(),
-    }),
+    currentVersion: 2,
+    // v2: `via` and `parentInvocationId`, present only on a call a program made through the tool
+    // bridge (optional on append, so a model's call keeps the v1 shape; v1 upcasts unchanged).
+    schema: (() => {
+      const v1 = obj({
+        invocationId: uuid(),
+        step: int({ minimum: 1 }),
+        callId: str(),
+        toolName: str(),
+        toolVersion: nullable(str()),
+        arguments: anyObject(),
+        argumentsHash: str(),
+        idempotencyKey: str(),
+      });
+      const bridged = { via: oneOfStr(['bridge']), parentInvocationId: uuid() };
+      return { ...v1, properties: { ...(v1.properties as object), ...bridged } };
+    })(),
   },
   'tool.call.authorized': {
     currentVersion: 1,
@@ -261,6 +362,16 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       policyVersion: str(),
     }),
   },
+  'approval.expiring': {
+    currentVersion: 1,
+    schema: obj({
+      approvalId: uuid(),
+      principalId: str({ minLength: 1 }),
+      toolName: str(),
+      expiresAt: str(),
+      leadSeconds: int({ minimum: 1 }),
+    }),
+  },
   'approval.resolved': {
     currentVersion: 1,
     schema: obj({
@@ -307,13 +418,82 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
     }),
   },
   'agent.mcp_grant.replaced': {
-    currentVersion: 1,
+    currentVersion: 2,
     schema: obj({
       agentId: str({ minLength: 1 }),
       serverId: str({ minLength: 1 }),
       grant: mcpGrant,
       previous: nullable(mcpGrant),
       revision: int({ minimum: 1 }),
+    }),
+  },
+  'schedule.created': {
+    currentVersion: 1,
+    schema: obj({
+      revision: int({ minimum: 1 }),
+      principalId: str({ minLength: 1 }),
+      definition: scheduleDefinition,
+      nextFireAt: nullable(isoInstant),
+    }),
+  },
+  'schedule.updated': {
+    currentVersion: 1,
+    schema: obj({
+      revision: int({ minimum: 2 }),
+      definition: scheduleDefinition,
+      changed: arr(str()),
+      nextFireAt: nullable(isoInstant),
+    }),
+  },
+  'schedule.paused': {
+    currentVersion: 1,
+    schema: obj({ reason: oneOfStr(['requested', 'consecutive_failures']), detail: nullable(str()) }),
+  },
+  'schedule.resumed': { currentVersion: 1, schema: obj({ nextFireAt: nullable(isoInstant) }) },
+  'schedule.cancelled': { currentVersion: 1, schema: obj({ reason: nullable(str({ maxLength: 1000 })) }) },
+  'schedule.occurrence.fired': {
+    currentVersion: 1,
+    schema: obj({
+      ...occurrence,
+      sessionId: uuid(),
+      runId: uuid(),
+      missedCount: int({ minimum: 0 }),
+      nextFireAt: nullable(isoInstant),
+    }),
+  },
+  'schedule.occurrence.skipped': {
+    currentVersion: 1,
+    schema: obj({
+      ...occurrence,
+      status: oneOfStr(['skipped_overlap', 'missed']),
+      activeRunId: nullable(uuid()),
+      missedCount: int({ minimum: 0 }),
+      nextFireAt: nullable(isoInstant),
+    }),
+  },
+  'schedule.occurrence.failed': {
+    // v2: `principalId`, the schedule's owner (the notification's recipient, issue 31); optional on
+    // append, so a v1-shaped payload still validates (read back as null).
+    currentVersion: 2,
+    schema: (() => {
+      const v1 = obj({
+        ...occurrence,
+        reason: oneOfStr(OCCURRENCE_FAILURE_REASONS),
+        message: str(),
+        consecutiveFailures: int({ minimum: 1 }),
+        nextFireAt: nullable(isoInstant),
+      });
+      return { ...v1, properties: { ...(v1.properties as object), principalId: nullable(str({ minLength: 1 })) } };
+    })(),
+  },
+  'notification.posted': {
+    currentVersion: 1,
+    schema: obj({
+      principalId: str({ minLength: 1, maxLength: 200 }),
+      kind: str({ minLength: 1 }),
+      summary: { type: 'object', additionalProperties: str({ maxLength: 500 }), required: ['title'] },
+      links: { type: 'object', additionalProperties: str({ maxLength: 2000 }) },
+      idempotencyKey: str({ minLength: 1, maxLength: 255 }),
     }),
   },
   'run.skill.loaded': {
@@ -327,6 +507,8 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       missingTools: arr(str()),
     }),
   },
+  // Long-term memory (issue 30, ADR 0035).
+  ...MEMORY_EVENT_CATALOG,
 };
 
 export function isKnownEventType(t: string): t is EventType {

@@ -1,16 +1,20 @@
 import type { ContentPart } from '../conversation/items';
 import type { FailureReason } from '../run/failure';
+import type { InterruptMode, MultitaskStrategy } from '../run/multitask';
 import type { RunLimits } from '../run/limits';
-import type { CostSource, TokenUsage } from '../run/usage';
+import type { CostSource, RunUsage, TokenUsage } from '../run/usage';
 import type { StopReason } from '../model/model-events';
 import type { CompactionSummary, CompactorKind, ContextBuildRecord, WorkingState } from '../context/working-state';
+import type { MemoryEventPayloads } from './memory-events';
+import type { OccurrenceFailureReason, ScheduleDefinition } from '../schedules/schedule';
 
 /**
  * The current (newest) payload shape of every persisted event type (plan §6.8). Older shapes live
  * only in upcasters.ts and in the frozen fixtures under test/fixtures/events/.
- * Payloads never carry secrets, raw reasoning or full prompts.
+ * Payloads never carry secrets, raw reasoning or full prompts. Long-term memory's events are
+ * declared in memory-events.ts.
  */
-export interface EventPayloads {
+export interface EventPayloads extends MemoryEventPayloads {
   'session.created': {
     agentId: string;
     agentVersion: number;
@@ -18,6 +22,8 @@ export interface EventPayloads {
     title: string | null;
     metadata: Record<string, unknown>;
   };
+  /** The session's title, taken from its first message or set by the user (`PATCH /v1/sessions/{id}`). */
+  'session.title.changed': { title: string; source: 'first_message' | 'user' };
   'session.deleted': { reason: string | null };
   'user.message.created': { messageId: string; content: ContentPart[] };
   'run.queued': {
@@ -30,6 +36,21 @@ export interface EventPayloads {
     priority: number;
     idempotencyKey: string | null;
     requestHash: string | null;
+    /**
+     * v2: the exact scope set the run may use (sorted, unique; ADR 0032): the submitter's scopes
+     * narrowed to the agent's `allowed_scopes`. v1 runs ran with the local principal's fixed set,
+     * which is what the upcaster gives them.
+     */
+    scopes: string[];
+    /**
+     * v3: the session's run this one was queued behind (its message arrived while that run worked,
+     * `multitask_strategy: enqueue`); null when nothing was ahead of it. Such a run waits in the
+     * session's FIFO (`sessions.queued_run_ids`) and is claimable once every run ahead has ended.
+     * Optional on append (absent reads as null), so a v2-shaped payload still validates.
+     */
+    queuedBehind?: string | null;
+    /** v3: the strategy that queued it behind another run, or null when nothing was ahead. */
+    multitaskStrategy?: MultitaskStrategy | null;
   };
   'run.claimed': { workerId: string; leaseEpoch: number; attempt: number };
   /**
@@ -46,9 +67,43 @@ export interface EventPayloads {
   'run.released': { workerId: string; reason: string };
   'run.checkpointed': { checkpointVersion: number; step: number };
   'run.cancel_requested': { reason: string | null };
+  /**
+   * A newer message of the session asked the running run to stop at its next safe point
+   * (`multitask_strategy: interrupt`, issue 33); `byRunId` is that message's run.
+   */
+  'run.interrupt_requested': { byRunId: string; mode: InterruptMode; reason: string | null };
+  /** The run ended `interrupted`: stopped by a newer message (`byRunId`); its partial work stays in the log. */
+  'run.interrupted': { byRunId: string; mode: InterruptMode; reason: string | null };
+  'run.rolled_back': { byRunId: string; reason: string | null };
   'run.waiting_for_approval': { approvalId: string };
   'run.waiting_for_user': { questionId: string; question: string };
   'run.resumed': { reason: string };
+  /**
+   * The parent waits for the child runs its `delegate.run` call materialized (plan §27.6, ADR 0037);
+   * written with the children's sessions and runs in one transaction.
+   */
+  'run.waiting_for_children': { invocationId: string; children: { runId: string; sessionId: string }[] };
+  /**
+   * A child run's origin, right after its `run.queued` in its own (dedicated) session: the parent,
+   * the brief it runs, its tool subset and scopes (each within the parent's), and its deadline (no
+   * later than the parent's).
+   */
+  'run.delegated': {
+    parentRunId: string;
+    parentSessionId: string;
+    invocationId: string;
+    briefIndex: number;
+    tools: string[];
+    scopes: string[];
+    deadlineAt: string | null;
+    /** The parent's span when it delegated: the child's own trace links to it (ADR 0015); null with tracing off. */
+    parentTrace: { traceId: string; spanId: string } | null;
+  };
+  /** Every child is terminal: their usage joins the parent's (plan §6.5: additive fan-out), before its `run.resumed`. */
+  'run.children_joined': {
+    invocationId: string;
+    children: { runId: string; status: 'completed' | 'failed' | 'cancelled' | 'interrupted'; usage: RunUsage }[];
+  };
   'run.completed': { messageId: string | null };
   'run.failed': { reason: FailureReason; message: string; errorCode: string | null };
   'run.cancelled': { reason: string | null };
@@ -103,6 +158,10 @@ export interface EventPayloads {
     arguments: Record<string, unknown>;
     argumentsHash: string;
     idempotencyKey: string;
+    /** v2: `bridge` for a call a `sandbox.run_program` program made through the tool bridge (plan §8.5). */
+    via?: 'bridge';
+    /** v2: the `sandbox.run_program` invocation a bridged call belongs to. */
+    parentInvocationId?: string;
   };
   'tool.call.authorized': { invocationId: string; decision: string; reasonCode: string; policyVersion: string };
   'tool.call.denied': { invocationId: string; reasonCode: string; explanation: string; policyVersion: string };
@@ -138,6 +197,18 @@ export interface EventPayloads {
     risk: string;
     expiresAt: string | null;
     policyVersion: string;
+  };
+  /**
+   * A pending approval is about to expire (issue 31): appended by the reaper at `expiresAt` minus the
+   * policy's `approvals.warn_before_seconds`, once; it triggers the "expires in N minutes" notification.
+   * Content-free: the tool's name, never its arguments or the action summary.
+   */
+  'approval.expiring': {
+    approvalId: string;
+    principalId: string;
+    toolName: string;
+    expiresAt: string;
+    leadSeconds: number;
   };
   'approval.resolved': {
     approvalId: string;
@@ -177,9 +248,86 @@ export interface EventPayloads {
   'agent.mcp_grant.replaced': {
     agentId: string;
     serverId: string;
-    grant: { default: 'allow' | 'deny'; tools: Record<string, 'allow' | 'deny'> };
-    previous: { default: 'allow' | 'deny'; tools: Record<string, 'allow' | 'deny'> } | null;
+    /** v2 adds `rules`: per tool, per argument, a JSON Schema (docs/mcp.md "Argument rules"). */
+    grant: {
+      default: 'allow' | 'deny';
+      tools: Record<string, 'allow' | 'deny'>;
+      rules: Record<string, Record<string, Record<string, unknown>>>;
+    };
+    previous: {
+      default: 'allow' | 'deny';
+      tools: Record<string, 'allow' | 'deny'>;
+      rules: Record<string, Record<string, Record<string, unknown>>>;
+    } | null;
     revision: number;
+  };
+  /**
+   * Schedules (ADR 0034), each in its own stream (a system session whose id is the schedule's id).
+   * `created` and `updated` carry the whole immutable revision; `nextFireAt` is the first firing
+   * instant after the change (UTC), null when there is none.
+   */
+  'schedule.created': {
+    revision: number;
+    principalId: string;
+    definition: ScheduleDefinition;
+    nextFireAt: string | null;
+  };
+  'schedule.updated': {
+    revision: number;
+    definition: ScheduleDefinition;
+    changed: string[];
+    nextFireAt: string | null;
+  };
+  /** `requested` by the owner, or `consecutive_failures` when the scheduler paused it. */
+  'schedule.paused': { reason: 'requested' | 'consecutive_failures'; detail: string | null };
+  /** Resumed without backfill: `nextFireAt` is the first instant after the resume. */
+  'schedule.resumed': { nextFireAt: string | null };
+  'schedule.cancelled': { reason: string | null };
+  /**
+   * An occurrence materialized: its dedicated session and durable run were created in the same
+   * transaction. `missedCount`: earlier instants coalesced into this one after downtime.
+   */
+  'schedule.occurrence.fired': {
+    occurrenceId: string;
+    nominalAt: string;
+    revision: number;
+    sessionId: string;
+    runId: string;
+    missedCount: number;
+    nextFireAt: string | null;
+  };
+  /** No run: the previous run was still active (`skipped_overlap`) or, after downtime, `missed`. */
+  'schedule.occurrence.skipped': {
+    occurrenceId: string;
+    nominalAt: string;
+    revision: number;
+    status: 'skipped_overlap' | 'missed';
+    activeRunId: string | null;
+    missedCount: number;
+    nextFireAt: string | null;
+  };
+  /** Failed closed before any session or run existed (authority, agent version, tenant admission). */
+  'schedule.occurrence.failed': {
+    occurrenceId: string;
+    nominalAt: string;
+    revision: number;
+    reason: OccurrenceFailureReason;
+    message: string;
+    consecutiveFailures: number;
+    nextFireAt: string | null;
+    /** v2: the schedule's owner, the recipient of its notification (issue 31); null on v1 events. */
+    principalId: string | null;
+  };
+  /**
+   * An external producer posted a notification (`POST /v1/notifications`, admin scope, issue 31): in
+   * its own stream (one per tenant and idempotency key). The summary is the producer's, as given.
+   */
+  'notification.posted': {
+    principalId: string;
+    kind: string;
+    summary: Record<string, string>;
+    links: Record<string, string>;
+    idempotencyKey: string;
   };
   /** `skill.load` brought one skill's instructions into the run, pinned at this version (docs/skills.md). */
   'run.skill.loaded': {

@@ -14,12 +14,37 @@ export type Upcaster = (payload: Record<string, unknown>) => Record<string, unkn
  * - approval.requested v1 → v2 adds `actionKind`; v1 approvals were all policy approvals of a tool call.
  * - model.request.started v1 → v2 adds `profileName`, `profileVersion` and `registryVersion`; v1
  *   never recorded which profile or registry routed the call, so they are null (unknown).
+ * - tool.call.proposed v1 → v2 adds the optional `via: "bridge"` and `parentInvocationId` of a
+ *   bridged call (plan §8.5); v1 has neither (the model's call), so the payload is unchanged.
  * - run.started v1 → v2 adds `spanId` (the run's trace root span, ADR 0015); v1 never traced, so null.
  * - model.request.started v2 → v3 adds `context` (the context build record, issue #11); v2 calls
  *   recorded none, so it is null.
+ * - run.queued v2 → v3 adds `queuedBehind` and `multitaskStrategy` (issue 33); a v2 run was only ever
+ *   queued with nothing ahead of it, so both are null.
  * - artifact.created v1 → v2 drops `storageUri` (storage locations never reach the log) and adds
  *   `source` and `expiresAt`; v1 was defined but never written, so `unknown` and null are only for form.
+ * - schedule.occurrence.failed v1 → v2 adds `principalId` (the schedule's owner, issue 31); v1 did not
+ *   record it, so null (no notification is derived from a v1 event).
+ * - run.queued v1 → v2 adds `scopes`, the run's recorded scope set (ADR 0032). Every v1 run was
+ *   executed with the local principal's fixed scope set whoever submitted it, so that is its set
+ *   (frozen here as it was, not read from LOCAL_PRINCIPAL, which may change).
+ * - agent.mcp_grant.replaced v1 → v2 adds `rules` (per-tool argument rules, issue 34) to `grant` and
+ *   to a non-null `previous`; no grant had rules before, so they are `{}`.
  */
+/** The scopes every run queued before ADR 0032 executed with (the local principal's set at the time). */
+export const RUN_QUEUED_V1_SCOPES: readonly string[] = Object.freeze([
+  'approvals.read',
+  'approvals.resolve',
+  'consent.admin',
+  'consent.manage',
+  'runs.read',
+  'runs.write',
+  'sessions.read',
+  'sessions.write',
+  'tools.use',
+  'trajectories.export',
+]);
+
 export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'user.message.created@1': (p) => ({
     messageId: p.messageId,
@@ -29,9 +54,23 @@ export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   'approval.requested@1': (p) => ({ ...p, actionKind: 'tool_call' }),
   'model.request.started@1': (p) => ({ ...p, profileName: null, profileVersion: null, registryVersion: null }),
   'run.started@1': (p) => ({ ...p, spanId: null }),
+  // v2 only adds the optional bridge fields; a v1 call was always the model's.
+  'tool.call.proposed@1': (p) => p,
   'model.request.started@2': (p) => ({ ...p, context: null }),
   'artifact.created@1': ({ storageUri: _dropped, ...p }) => ({ ...p, source: 'unknown', expiresAt: null }),
+  'run.queued@1': (p) => ({ ...p, scopes: [...RUN_QUEUED_V1_SCOPES] }),
+  'run.queued@2': (p) => ({ ...p, queuedBehind: null, multitaskStrategy: null }),
+  'agent.mcp_grant.replaced@1': (p) => ({
+    ...p,
+    grant: withNoRules(p.grant),
+    previous: p.previous === null || p.previous === undefined ? null : withNoRules(p.previous),
+  }),
+  'schedule.occurrence.failed@1': (p) => ({ ...p, principalId: null }),
 };
+
+function withNoRules(grant: unknown): Record<string, unknown> {
+  return { ...(grant as Record<string, unknown>), rules: {} };
+}
 
 /** Upcasts a stored payload to the current version, or names the event id when it cannot. */
 export function upcast(

@@ -5,7 +5,7 @@ import type { Projection, Row } from './projection';
 export const approvalProjection: Projection = {
   name: 'approvals',
   table: 'approvals',
-  version: 2,
+  version: 3,
   keyColumn: 'id',
   columns: [
     'id',
@@ -24,8 +24,12 @@ export const approvalProjection: Projection = {
     'created_at',
     'resolved_at',
     'resolved_by',
+    'expiry_warned_at',
   ],
-  keyOf: (e) => (e.type === 'approval.requested' || e.type === 'approval.resolved' ? e.data.approvalId : null),
+  keyOf: (e) =>
+    e.type === 'approval.requested' || e.type === 'approval.resolved' || e.type === 'approval.expiring'
+      ? e.data.approvalId
+      : null,
   evolve(row: Row | undefined, e: StoredEvent): Row | undefined {
     if (e.type === 'approval.requested') {
       return {
@@ -50,8 +54,10 @@ export const approvalProjection: Projection = {
         created_at: e.createdAt,
         resolved_at: null,
         resolved_by: null,
+        expiry_warned_at: null,
       };
     }
+    if (row && e.type === 'approval.expiring') return { ...row, expiry_warned_at: e.createdAt };
     if (!row || e.type !== 'approval.resolved') return row;
     return {
       ...row,

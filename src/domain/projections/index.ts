@@ -1,8 +1,12 @@
 import { approvalProjection } from './approval-projection';
 import { idempotencyProjection } from './idempotency-projection';
+import { memoryRecordProjection, memoryRetrievalProjection } from './memory-record-projection';
 import { modelCallProjection } from './model-call-projection';
+import { notificationProjection } from './notification-projection';
 import type { Projection } from './projection';
 import { runProjection } from './run-projection';
+import { scheduleOccurrenceProjection } from './schedule-occurrence-projection';
+import { scheduleProjection } from './schedule-projection';
 import { sessionProjection } from './session-projection';
 import { toolInvocationProjection } from './tool-invocation-projection';
 
@@ -16,6 +20,11 @@ export const PROJECTIONS: readonly Projection[] = [
   approvalProjection,
   modelCallProjection,
   idempotencyProjection,
+  notificationProjection,
+  memoryRecordProjection,
+  memoryRetrievalProjection,
+  scheduleProjection,
+  scheduleOccurrenceProjection,
 ];
 
 export function projectionByName(name: string): Projection | undefined {

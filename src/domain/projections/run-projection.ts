@@ -1,15 +1,21 @@
 import type { StoredEvent } from '../events/payloads';
-import { addResponseUsage, ZERO_USAGE, type RunUsage } from '../run/usage';
+import { addResponseUsage, addUsage, ZERO_USAGE, type RunUsage } from '../run/usage';
 import type { Projection, Row } from './projection';
 
 /**
  * runs: the run read model and queue. `lease_expires_at` is operational (refreshed by heartbeats,
- * carried by no event) and therefore not a projection column.
+ * carried by no event) and therefore not a projection column. v5 (issue 33): `queued_behind`, the
+ * run it was queued behind (such a run is claimable only once it is its session's active run). v6:
+ * `interrupt` ({mode, byRunId} of `run.interrupt_requested`, which also sets `cancel_requested_at`: the
+ * loop stops at its next safe point as for a cancel) and the terminal status `interrupted`.
  */
 export const runProjection: Projection = {
   name: 'runs',
   table: 'runs',
-  version: 3,
+  // v4: `scopes`, the run's recorded scope set (run.queued v2, ADR 0032).
+  // v5: `parent_run_id` and `delegation` of a child run (run.delegated, ADR 0037), `waiting_for_children`.
+  // v6: `queued_behind` and `interrupt` (issue 33, ADR 0038).
+  version: 6,
   keyColumn: 'id',
   columns: [
     'id',
@@ -17,6 +23,7 @@ export const runProjection: Projection = {
     'tenant_id',
     'principal_id',
     'parent_run_id',
+    'delegation',
     'agent_id',
     'agent_version',
     'model_policy',
@@ -37,6 +44,9 @@ export const runProjection: Projection = {
     'deadline_at',
     'failure',
     'idempotency_key',
+    'scopes',
+    'queued_behind',
+    'interrupt',
     'created_at',
     'updated_at',
     'started_at',
@@ -65,6 +75,7 @@ function queuedRow(e: StoredEvent<'run.queued'>): Row {
     tenant_id: e.tenantId,
     principal_id: e.data.principalId,
     parent_run_id: null,
+    delegation: null,
     agent_id: e.data.agentId,
     agent_version: e.data.agentVersion,
     model_policy: e.data.modelPolicy,
@@ -85,6 +96,9 @@ function queuedRow(e: StoredEvent<'run.queued'>): Row {
     deadline_at: null,
     failure: null,
     idempotency_key: e.data.idempotencyKey,
+    scopes: e.data.scopes,
+    queued_behind: e.data.queuedBehind ?? null,
+    interrupt: null,
     created_at: e.createdAt,
     updated_at: e.createdAt,
     started_at: null,
@@ -116,12 +130,20 @@ function lifecycleChange(row: Row, e: StoredEvent): Row | null {
     case 'run.cancel_requested':
       next.cancel_requested_at = row.cancel_requested_at ?? e.createdAt;
       break;
+    case 'run.interrupt_requested':
+      next.cancel_requested_at = row.cancel_requested_at ?? e.createdAt;
+      next.interrupt = { mode: e.data.mode, byRunId: e.data.byRunId };
+      break;
     case 'run.waiting_for_approval':
       next.status = 'waiting_for_approval';
       next.lease_owner = null;
       break;
     case 'run.waiting_for_user':
       next.status = 'waiting_for_user';
+      next.lease_owner = null;
+      break;
+    case 'run.waiting_for_children':
+      next.status = 'waiting_for_children';
       next.lease_owner = null;
       break;
     case 'run.resumed':
@@ -131,9 +153,31 @@ function lifecycleChange(row: Row, e: StoredEvent): Row | null {
       // finishing) counts again from zero, so a run with many approvals is not failed for it.
       next.attempts = 0;
       // Time spent waiting for a human is not the run's to spend: the next claim starts a fresh
-      // wall-clock budget of limits.deadlineSeconds (see docs/adr/0006).
-      next.deadline_at = null;
+      // wall-clock budget of limits.deadlineSeconds (see docs/adr/0006). Time its children spent
+      // is (plan §27.6: the parent's deadline bounds the children), so a join keeps it.
+      if (row.status !== 'waiting_for_children') next.deadline_at = null;
       break;
+    case 'run.delegated':
+      next.parent_run_id = e.data.parentRunId;
+      next.deadline_at = e.data.deadlineAt;
+      next.delegation = {
+        parentSessionId: e.data.parentSessionId,
+        invocationId: e.data.invocationId,
+        briefIndex: e.data.briefIndex,
+        tools: e.data.tools,
+        scopes: e.data.scopes,
+        parentTrace: e.data.parentTrace,
+      };
+      break;
+    default:
+      return endingChange(next, e);
+  }
+  return next;
+}
+
+/** The row after the event that ends a run (`next` already carries `updated_at`); null for any other event. */
+function endingChange(next: Row, e: StoredEvent): Row | null {
+  switch (e.type) {
     case 'run.completed':
       next.status = 'completed';
       next.lease_owner = null;
@@ -149,6 +193,12 @@ function lifecycleChange(row: Row, e: StoredEvent): Row | null {
       next.status = 'cancelled';
       next.lease_owner = null;
       next.completed_at = e.createdAt;
+      break;
+    case 'run.interrupted':
+      next.status = 'interrupted';
+      next.lease_owner = null;
+      next.completed_at = e.createdAt;
+      next.interrupt = { mode: e.data.mode, byRunId: e.data.byRunId };
       break;
     default:
       return null;
@@ -175,6 +225,10 @@ function countersChange(row: Row, e: StoredEvent): Row | null {
       break;
     case 'assistant.message.completed':
       next.final_text = e.data.text;
+      break;
+    case 'run.children_joined':
+      // Plan §6.5: a parent's usage aggregates its children's, so its budgets bound the whole tree.
+      next.usage = e.data.children.reduce((u, c) => addUsage(u, c.usage), usage);
       break;
     default:
       return null;

@@ -1,3 +1,4 @@
+import type { InterruptMode } from './multitask';
 import type { StoredEvent } from '../events/payloads';
 import type { McpServerGrant } from '../mcp-grants';
 import type { CheckpointState } from './checkpoint';
@@ -7,11 +8,21 @@ import type { RunStatus } from './status';
 import type { RunUsage } from './usage';
 
 /** The run read model as the application and runtime see it (never a TypeORM entity). */
+/** A request to stop a run for a newer message of its session (`run.interrupt_requested`). */
+export interface RunInterrupt {
+  readonly mode: InterruptMode;
+  readonly byRunId: string;
+}
+
 export interface RunRecord {
   readonly id: string;
   readonly sessionId: string;
   readonly tenantId: string;
   readonly principalId: string;
+  /** The run whose `delegate.run` made this one (plan §27.6), or null for a turn. */
+  readonly parentRunId: string | null;
+  /** A child run's brief, tool subset and scopes (`run.delegated`), or null. */
+  readonly delegation: RunDelegation | null;
   readonly agentId: string;
   readonly agentVersion: number;
   readonly modelPolicy: string;
@@ -32,10 +43,34 @@ export interface RunRecord {
   readonly deadlineAt: string | null;
   readonly failure: RunFailure | null;
   readonly idempotencyKey: string | null;
+  /** The run's recorded scope set (`run.queued` v2, ADR 0032): sorted names; tools are authorized against it. */
+  readonly scopes: readonly string[];
+  /** The run it was queued behind (`multitask_strategy: enqueue`), or null. */
+  readonly queuedBehind: string | null;
+  /** Set once a newer message asked the run to stop (`multitask_strategy: interrupt`), with that message's run. */
+  readonly interrupt: RunInterrupt | null;
+  /**
+   * For a queued run read through the API: how many of its session's runs are ahead of it (0: it is
+   * next to be claimed); null for a run that is not queued, or when the reader did not ask.
+   */
+  readonly queuePosition: number | null;
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly startedAt: string | null;
   readonly completedAt: string | null;
+}
+
+/** What `run.delegated` recorded of a child run (its parent's id is `RunRecord.parentRunId`). */
+export interface RunDelegation {
+  readonly parentSessionId: string;
+  readonly invocationId: string;
+  readonly briefIndex: number;
+  /** The only tools the child may call: a subset of the parent's pinned set. */
+  readonly tools: readonly string[];
+  /** The child's scopes: a subset of the parent's. */
+  readonly scopes: readonly string[];
+  /** The parent's span when it delegated (the child's trace links to it), or null. */
+  readonly parentTrace: TraceRef | null;
 }
 
 /** What a worker holds after a successful claim: every later write is fenced by `leaseEpoch`. */

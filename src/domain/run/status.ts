@@ -2,21 +2,50 @@ import { InvalidStateTransition } from '../errors';
 
 /** Run status, plan §27.2. Only `transition` may change it. */
 export type RunStatus =
-  'queued' | 'running' | 'waiting_for_approval' | 'waiting_for_user' | 'completed' | 'failed' | 'cancelled';
+  | 'queued'
+  | 'running'
+  | 'waiting_for_approval'
+  | 'waiting_for_user'
+  | 'waiting_for_children'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'interrupted';
 
-export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
+/**
+ * `interrupted` (issue 33): a newer message of the session stopped the run at a safe point
+ * (`multitask_strategy: interrupt`); its partial work stays in the log.
+ */
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
 /** The event types that end a run (one per run, its single terminal write). */
-export const RUN_ENDING_EVENTS: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+export const RUN_ENDING_EVENTS: ReadonlySet<string> = new Set([
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+  'run.interrupted',
+]);
 
 const ALLOWED: Record<RunStatus, readonly RunStatus[]> = {
-  queued: ['running', 'failed', 'cancelled'],
-  running: ['queued', 'waiting_for_approval', 'waiting_for_user', 'completed', 'failed', 'cancelled'],
-  waiting_for_approval: ['queued', 'running', 'cancelled', 'failed'],
-  waiting_for_user: ['queued', 'running', 'cancelled', 'failed'],
+  queued: ['running', 'failed', 'cancelled', 'interrupted'],
+  running: [
+    'queued',
+    'waiting_for_approval',
+    'waiting_for_user',
+    'waiting_for_children',
+    'completed',
+    'failed',
+    'cancelled',
+    'interrupted',
+  ],
+  waiting_for_approval: ['queued', 'running', 'cancelled', 'failed', 'interrupted'],
+  waiting_for_user: ['queued', 'running', 'cancelled', 'failed', 'interrupted'],
+  // A parent whose delegate.run children run (plan §27.6): re-queued once every child is terminal.
+  waiting_for_children: ['queued', 'cancelled', 'failed', 'interrupted'],
   completed: [],
   failed: [],
   cancelled: [],
+  interrupted: [],
 };
 
 export function isTerminal(s: RunStatus): boolean {

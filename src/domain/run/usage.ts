@@ -48,6 +48,16 @@ export function addResponseUsage(usage: RunUsage, response: { usage: TokenUsage;
   return { ...usage, ...addTokens(usage, response.usage), cost: addCost(usage.cost, response.cost) };
 }
 
+/** Two runs' usage together (a parent's and a child's, plan §6.5). */
+export function addUsage(a: RunUsage, b: RunUsage): RunUsage {
+  return {
+    ...addTokens(a, b),
+    modelCalls: a.modelCalls + b.modelCalls,
+    toolCalls: a.toolCalls + b.toolCalls,
+    cost: addCost(a.cost, b.cost),
+  };
+}
+
 export function addCost(a: string, b: string): string {
   return new Decimal(a).plus(new Decimal(b)).toString();
 }

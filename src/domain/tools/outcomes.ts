@@ -45,3 +45,22 @@ export function approvalSummary(toolName: string, args: Record<string, unknown>)
   }
   return `${toolName} ${clip(JSON.stringify(args), 200)}`;
 }
+
+/** The error code of a call left without an outcome by a run a newer message interrupted (issue 33). */
+export const RUN_INTERRUPTED = 'run_interrupted';
+
+/**
+ * The synthetic result of such a call, by how far it got: one that never started was not performed;
+ * one that had started may or may not have taken effect; a question was never answered.
+ */
+export function interruptedCallMessage(status: string, question = false): string {
+  if (question)
+    return 'INTERRUPTED: the user sent a new message instead of answering this question; read it and go on from there.';
+  switch (status) {
+    case 'running':
+    case 'uncertain':
+      return 'INTERRUPTED: the user sent a new message while this action was running; it may or may not have taken effect and will not be retried.';
+    default:
+      return 'INTERRUPTED: the user sent a new message before this action started; it was NOT performed.';
+  }
+}

@@ -5,6 +5,7 @@ import { buildContext } from './model-context';
 import { invokeModel, startModelCall, type Attempt } from './model-attempt';
 import { afterModelError } from './model-failure';
 import { recordResponse } from './model-response';
+import { CANCEL_REQUESTED } from '../../domain/run/outcome';
 import { ended, type LeaseContext, type PreparedRun, type StepReport } from './run-context';
 
 /**
@@ -16,6 +17,8 @@ export async function callModel(ctx: LeaseContext, prep: PreparedRun, step: numb
   // As the last write left it; earlier attempts of this step are not in it yet.
   const run = ctx.journal.scope.run;
   for (let attempt = 1; ; attempt++) {
+    // A newer message asked the run to stop (issue 33): the safe point is before the next call.
+    if (ctx.journal.interruptRequested()) return ended(CANCEL_REQUESTED);
     const budget = modelCallBudget(run.modelCallCount, attempt, run.limits);
     if (budget) return ended(budget);
     const attemptId = ctx.deps.ids.uuid();

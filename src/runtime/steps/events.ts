@@ -29,9 +29,7 @@ export function decideModelCall(
   runId: string,
   command: Worker<ModelCallCommand>,
 ): { events: NewEvent[]; state: ModelCallState } {
-  const events = [
-    ...eventsOrThrow(modelCallDecider.decide({ ...command, runId, actor: WORKER }, state)),
-  ];
+  const events = [...eventsOrThrow(modelCallDecider.decide({ ...command, runId, actor: WORKER }, state))];
   return { events, state: evolveAll(modelCallDecider, state, events) };
 }
 

@@ -92,16 +92,21 @@ export async function invokeModel(
   }
   const deadlineMs = a.run.deadlineAt ? Date.parse(a.run.deadlineAt) : null;
   const options = { attemptId: a.attemptId, attemptNumber: a.attempt, deadlineMs, signal };
-  return ctx.telemetry.modelInvoke(route.model, { step: a.step, attempt: a.attempt, signal }, (observe) =>
-    assembleTurn(
-      observe(route.provider.stream(request, route.model, options)),
-      // Not awaited: the stream never waits for a preview's NOTIFY (the publisher keeps a run's
-      // deltas in order and joins those that arrive while one is being sent).
-      (d) => {
-        void deps.transient
-          .publish({ sessionId: claim.sessionId, runId: claim.runId, kind: d.type, text: d.text })
-          .catch(() => undefined);
-      },
-    ),
-  );
+  try {
+    return await ctx.telemetry.modelInvoke(route.model, { step: a.step, attempt: a.attempt, signal }, (observe) =>
+      assembleTurn(
+        observe(route.provider.stream(request, route.model, options)),
+        // Not awaited: the stream never waits for a preview's NOTIFY (the publisher keeps a run's
+        // deltas in order and joins those that arrive while one is being sent).
+        (d) => {
+          void deps.transient
+            .publish({ sessionId: claim.sessionId, runId: claim.runId, kind: d.type, text: d.text })
+            .catch(() => undefined);
+        },
+      ),
+    );
+  } finally {
+    // The preview text the credential scan held back (ADR 0042) goes out, redacted; not awaited either.
+    void deps.transient.endOfStream(claim.sessionId, claim.runId).catch(() => undefined);
+  }
 }

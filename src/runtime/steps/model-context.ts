@@ -35,7 +35,7 @@ export async function buildContext(
     // The written (or queued) checkpoint's reference: a held step checkpoint gets this build's.
     resume: journal.scope.checkpoint?.state.context ?? null,
     knownSequence: journal.scope.appendedThrough ?? prep.claimedThrough,
-    pending: uncommitted ? deps.store.asPending(claim.sessionId, claim.tenantId, uncommitted) : undefined,
+    pending: uncommitted ?? undefined,
   };
   try {
     const built = await ctx.telemetry.contextBuild(step, () => ctx.engine.build(inputs));

@@ -1,4 +1,5 @@
 import { enabledToolNames, mcpGrantsOf, type AgentSpec } from '../../domain/agent';
+import { DELEGATE_TOOL, delegationEnabled, NEVER_DELEGATED } from '../../domain/delegation/brief';
 import { resumePoint, type Observation } from '../../domain/run/next-step';
 import { failedWith, type RunOutcome } from '../../domain/run/outcome';
 import type { RunRecord } from '../../domain/run/run';
@@ -36,7 +37,7 @@ export async function prepare(
     return { kind: 'ended', outcome: failedWith('internal_error', message, 'not_found') };
   }
   ctx.telemetry.annotateRun({ id: agent.id, version: agent.version });
-  const principal = deps.principalFor(run);
+  const principal = childPrincipal(deps.principalFor(run), run);
   let route;
   try {
     route = deps.router.resolve(run.modelPolicy);
@@ -52,8 +53,9 @@ export async function prepare(
     cp?.state.conversationRange.fromSequence ?? preloaded?.firstSequence ?? (await firstSequenceOfRun(ctx, principal));
   // The skill catalog is fixed for the process (read at startup), so it is the same for every run of a session.
   const skills = deps.skills ? deps.skills.list().filter((sk) => skillEnabled(agent, sk.name)) : undefined;
-  const tools = toolsFor(ctx, agent, principal);
-  const prepared = { run, agent, principal, route, tools, skills, firstSequence, claimedThrough };
+  const delegates = run.parentRunId === null && delegationOffered(ctx, agent);
+  const tools = toolsFor(ctx, agent, principal, run, delegates);
+  const prepared = { run, agent, principal, route, tools, skills, firstSequence, claimedThrough, delegates };
   return { kind: 'ready', prepared, step, first: { kind: 'resumed', pending } };
 }
 
@@ -69,7 +71,7 @@ function openLease(ctx: LeaseContext, run: RunRecord, principal: Principal, cp: 
   engine.noteRead(claim.sessionId, tail);
   const claimedThrough = tail.length > 0 ? tail[tail.length - 1].sequence : null;
   const lease = new LeaseScope(
-    deps.store,
+    deps.journal,
     claim,
     run,
     cp ? { version: cp.version, state: cp.state } : null,
@@ -83,19 +85,51 @@ function openLease(ctx: LeaseContext, run: RunRecord, principal: Principal, cp: 
   return claimedThrough;
 }
 
-function toolsFor(ctx: LeaseContext, agent: AgentSpec, principal: Principal): readonly ToolSpec[] {
+/** Whether `delegate.run` is registered and the agent may use it (its own `delegation.enabled`, else the process's). */
+function delegationOffered(ctx: LeaseContext, agent: AgentSpec): boolean {
+  return (
+    ctx.deps.registry.get(DELEGATE_TOOL) !== undefined &&
+    delegationEnabled(agent, ctx.deps.delegation?.enabled ?? false)
+  );
+}
+
+/**
+ * A child run's principal has the scopes `run.delegated` recorded (a subset of its parent's) and no
+ * others. The child's own `run.queued` already records its parent's set (ADR 0032); this narrowing
+ * keeps a child within its brief's record even for a run recorded before that.
+ */
+function childPrincipal(principal: Principal, run: RunRecord): Principal {
+  if (!run.delegation) return principal;
+  const allowed = new Set(run.delegation.scopes);
+  return { ...principal, scopes: new Set([...principal.scopes].filter((s) => allowed.has(s))) };
+}
+
+/**
+ * The run's tools: the agent's enabled tools the principal's scopes allow, plus `delegate.run` when
+ * offered; for a child run, only those its brief named (never `delegate.run` or `skill.manage`).
+ */
+function toolsFor(
+  ctx: LeaseContext,
+  agent: AgentSpec,
+  principal: Principal,
+  run: RunRecord,
+  delegates: boolean,
+): readonly ToolSpec[] {
   const { registry, sessionTools } = ctx.deps;
-  const compute = () =>
-    registry.definitionsFor(
-      enabledToolNames(
+  const subset = run.delegation ? new Set(run.delegation.tools) : null;
+  const compute = () => {
+    const names = [
+      ...enabledToolNames(
         agent,
         registry.list().map((t) => t.spec.name),
       ),
-      principal.scopes,
-    );
+      ...(delegates ? [DELEGATE_TOOL] : []),
+    ].filter((n) => subset === null || (subset.has(n) && !NEVER_DELEGATED.has(n)));
+    return registry.definitionsFor(names, principal.scopes);
+  };
   if (!sessionTools) return compute();
   // A replaced grant is a new key: the session then sees the tools its new grant allows.
-  const key = `${agent.id}@${agent.version}:${[...principal.scopes].sort().join(',')}:${JSON.stringify(mcpGrantsOf(agent))}`;
+  const key = `${agent.id}@${agent.version}:${[...principal.scopes].sort().join(',')}:${JSON.stringify(mcpGrantsOf(agent))}:${delegates ? 'd' : ''}${subset ? [...subset].sort().join(',') : ''}`;
   return sessionTools.get(ctx.claim.sessionId, key, compute);
 }
 

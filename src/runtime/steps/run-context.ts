@@ -8,6 +8,7 @@ import type { ContextEngine } from '../../context/engine';
 import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { Clock, IdFactory } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
+import type { RunJournal } from '../../ports/run-journal';
 import type { Logger } from '../../ports/logger';
 import type { Metrics } from '../../ports/metrics';
 import type { CheckpointStore, RunQueue, RunRepository, TransientPublisher } from '../../ports/run-store';
@@ -26,6 +27,8 @@ import type { RunTelemetry } from '../tracing';
 
 export interface RunLoopDeps {
   readonly store: EventStore;
+  /** The lease holder's fenced writes and checkpoints (ADR 0026). */
+  readonly journal: RunJournal;
   readonly runs: RunRepository;
   readonly checkpoints: CheckpointStore;
   readonly queue: RunQueue;
@@ -58,6 +61,15 @@ export interface RunLoopDeps {
    * the run, exactly at an event through it; nothing else should need it.
    */
   readonly onCommitted?: CommitObserver;
+  /**
+   * Delegation (`delegate.run`, ADR 0037): offered to agents that do not opt out when `enabled`
+   * (DELEGATION_ENABLED=1; an agent's `delegation.enabled` decides for itself), with the tenant's
+   * admission of more active runs. Off when absent.
+   */
+  readonly delegation?: {
+    readonly enabled: boolean;
+    readonly admits?: (tenantId: string, children: number) => Promise<string | null>;
+  };
 }
 
 export interface RunLoopSettings {
@@ -96,6 +108,8 @@ export interface PreparedRun {
   readonly firstSequence: number;
   /** The session's last sequence as the claim read it (its session tail), if known. */
   readonly claimedThrough: number | null;
+  /** The run may call `delegate.run` (offered to it; never to a child run). */
+  readonly delegates: boolean;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */

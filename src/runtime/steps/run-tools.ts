@@ -4,6 +4,9 @@ import { loopDetected } from '../../domain/run/loop-detection';
 import type { PendingCalls } from '../../domain/run/next-step';
 import { CANCEL_REQUESTED } from '../../domain/run/outcome';
 import type { ToolCallContext } from '../tool-pipeline';
+import { delegationSettingsOf } from '../../domain/delegation/brief';
+import type { ChildAgent } from '../../domain/delegation/plan';
+import type { DelegationContext } from './tool/types';
 import { checkpointState } from './model-response';
 import { ended, observed, STOPPED, type LeaseContext, type PreparedRun, type StepReport } from './run-context';
 
@@ -33,6 +36,9 @@ export async function runTools(
     principal: prep.principal,
     signal: ctx.signal,
     deadlineAt: prep.run.deadlineAt,
+    allowedTools: prep.run.delegation ? new Set(prep.run.delegation.tools) : null,
+    ...(prep.delegates ? { delegation: delegationContext(ctx, prep) } : {}),
+    interrupted: () => ctx.journal.interruptRequested(),
   };
   // The run row as the model response's append left it.
   const budget: Budget = { used: ctx.journal.scope.run.toolCallCount };
@@ -100,6 +106,33 @@ async function runCall(
   if (r.kind === 'cancelled') return ended(CANCEL_REQUESTED);
   if (r.kind === 'loop_detected') return ended(loopDetected(r.toolName));
   return signal.aborted ? STOPPED : null;
+}
+
+/** What `delegate.run` plans from: the run row as the lease's last write left it (its usage so far). */
+function delegationContext(ctx: LeaseContext, prep: PreparedRun): DelegationContext {
+  const { agents, deps } = ctx;
+  return {
+    parent: {
+      run: ctx.journal.scope.run,
+      pinnedTools: prep.tools.map((t) => t.name),
+      scopes: [...prep.principal.scopes],
+    },
+    maxFanOut: delegationSettingsOf(prep.agent).maxFanOut,
+    async agents(ids) {
+      const found = new Map<string, ChildAgent>();
+      for (const id of ids) {
+        const a = id === prep.agent.id ? prep.agent : await agents.current(id);
+        if (a)
+          found.set(id, {
+            id: a.id,
+            version: a.version,
+            modelPolicy: id === prep.agent.id ? prep.run.modelPolicy : a.modelPolicy,
+          });
+      }
+      return found;
+    },
+    ...(deps.delegation?.admits ? { admits: deps.delegation.admits } : {}),
+  };
 }
 
 /** Malformed calls become proposed calls whose arguments failed to parse; the model is told so. */

@@ -4,13 +4,18 @@ import { checkpointState } from './model-response';
 import type { LeaseContext, Suspension } from './run-context';
 
 /**
- * The `suspend` step: parks the run for a human (plan §9.3, §27.3), in one fenced append and in this
- * order: the approval (or uncertainty) record, a checkpoint at the same resume point, then
- * WAITING_*, which clears the lease owner; the commit's NOTIFY is the event. The invocation was
- * persisted earlier. A cancel requested while the tools ran wins over waiting for a human: then
- * the run ends cancelled instead (the returned outcome).
+ * The `suspend` step: parks the run for a human (plan §9.3, §27.3) or for its children (§27.6), in
+ * one fenced append and in this order: the approval (or uncertainty) record, a checkpoint at the
+ * same resume point, then WAITING_*, which clears the lease owner; the commit's NOTIFY is the event.
+ * The invocation was persisted earlier. A wait for children also creates the children's sessions
+ * and runs in the same transaction (ADR 0037). A cancel requested while the tools ran wins over
+ * waiting: then the run ends cancelled instead (the returned outcome).
  */
-export async function suspend(ctx: LeaseContext, step: number, s: Suspension): Promise<'suspended' | RunOutcome> {
+export async function suspend(
+  ctx: LeaseContext,
+  step: number,
+  s: Suspension,
+): Promise<'suspended' | 'stopped' | RunOutcome> {
   const { deps, claim, journal } = ctx;
   if ((await deps.runs.get(claim.runId, null))?.cancelRequestedAt) return CANCEL_REQUESTED;
   // What the pipeline queued (the proposal) is persisted before the suspension's own append.
@@ -23,12 +28,28 @@ export async function suspend(ctx: LeaseContext, step: number, s: Suspension): P
   const next = journal.nextCheckpoint(state);
   const run = journal.runState();
   const checkpointed = decideRun(run, claim.runId, { kind: 'CheckpointRun', checkpointVersion: next.version, step });
+  const { awaiting } = s;
+  if (awaiting.kind === 'children') {
+    const wait = decideRun(run, claim.runId, {
+      kind: 'SuspendForChildren',
+      invocationId: awaiting.invocationId,
+      children: awaiting.children.map((c) => ({ runId: c.runId, sessionId: c.sessionId })),
+    });
+    const refused = await journal.suspendWithChildren(
+      [...s.before, ...checkpointed, ...wait],
+      next,
+      awaiting.children,
+      ctx.signal,
+    );
+    if (refused === 'cancelled') return CANCEL_REQUESTED;
+    return refused === 'stopped' ? 'stopped' : 'suspended';
+  }
   const wait = decideRun(
     run,
     claim.runId,
-    s.awaiting.kind === 'approval'
-      ? { kind: 'SuspendForApproval', approvalId: s.awaiting.approvalId }
-      : { kind: 'SuspendForUser', questionId: s.awaiting.questionId, question: s.awaiting.question },
+    awaiting.kind === 'approval'
+      ? { kind: 'SuspendForApproval', approvalId: awaiting.approvalId }
+      : { kind: 'SuspendForUser', questionId: awaiting.questionId, question: awaiting.question },
   );
   await journal.commit([...s.before, ...checkpointed, ...wait], next);
   return 'suspended';

@@ -18,11 +18,23 @@ export function bridgeCallable(
 }
 
 /**
- * The interim invoker until the run loop's hook lands (docs/sandbox.md "The tool bridge"): the
- * pipeline's checks that need no run state — resolve, validate against the schema, normalize,
- * policy — then the tool itself, with a context naming the call `<parent>:bridge:<n>`. It cannot
- * suspend the run, so a call that needs approval is refused (`approval_required_via_bridge`), and
- * it writes no `tool.call.*` event: each call is recorded in the parent's result (`bridge_calls`).
+ * The bridge server's answer when the program's tool was not run by a run's tool pipeline (which
+ * hands every program call to `ToolExecutionContext.callTool`): nothing would record or police the
+ * call, so it is refused.
+ */
+export const OUTSIDE_A_RUN: BridgeToolInvoker = {
+  invoke: () =>
+    Promise.resolve({
+      ok: false,
+      errorCode: 'bridge_unavailable',
+      message: "bridged tool calls run only inside a run's tool pipeline",
+    }),
+};
+
+/**
+ * A pipeline-less invoker for exercising the bridge server's transport on its own (test/int/sandbox/
+ * tool-bridge.int.spec.ts): resolve, validate, normalize and policy, then the tool, recording
+ * nothing; a call that needs approval is refused. Production programs use the run's pipeline.
  */
 export class RegistryBridgeInvoker implements BridgeToolInvoker {
   constructor(

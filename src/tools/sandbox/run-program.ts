@@ -3,7 +3,7 @@ import type { ArtifactStore } from '../../ports/artifact-store';
 import type { EnvironmentHandle, ExecutionEnvironment, ResourceLimits } from '../../ports/execution-environment';
 import { ExecutionRequestError } from '../../ports/execution-environment';
 import type { ToolExecutionContext } from '../../ports/tool';
-import type { BridgeSession, ToolBridge } from '../../ports/tool-bridge';
+import type { BridgeCall, BridgeSession, ToolBridge } from '../../ports/tool-bridge';
 import { checkTimeout, effectiveTimeoutSeconds } from '../../domain/sandbox/request-checks';
 import type { ExtendedTool } from '../tool-extensions';
 import { JAVASCRIPT_CLIENT, PYTHON_CLIENT } from './bridge-clients';
@@ -70,6 +70,12 @@ export const RUN_PROGRAM_SPEC: ToolSpec = {
   allowParallel: false,
 };
 
+/** The bridge server's call, as the run's pipeline takes it. */
+function bindCallTool(callTool: NonNullable<ToolExecutionContext['callTool']>) {
+  return (c: BridgeCall) =>
+    callTool({ sequence: c.sequence, toolName: c.toolName, arguments: c.arguments, signal: c.signal });
+}
+
 const refused = (errorCode: string, message: string) => ({ ok: false as const, errorCode, message });
 
 /** Every refusal of bad input, before policy and before anything runs. */
@@ -125,6 +131,8 @@ export function createRunProgramTool(opts: RunProgramOptions): ExtendedTool {
             parentInvocationId: ctx.invocationId,
             tools: opts.bridgedTools(ctx),
             callBudget: opts.callBudget ?? DEFAULT_BRIDGE_CALL_BUDGET,
+            // The run loop's pipeline records and polices each call (`tool.call.*`, via: bridge).
+            ...(ctx.callTool ? { invoke: bindCallTool(ctx.callTool) } : {}),
           })
         : null;
       const files = await opts.workspace.readSeed(ctx.tenantId, ctx.sessionId, MAX_SYNC_BYTES);

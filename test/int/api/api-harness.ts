@@ -2,6 +2,7 @@
 import type { INestApplication } from '@nestjs/common';
 import type { AddressInfo } from 'node:net';
 import { createHttpApp } from '../../../src/composition/http';
+import type { PlatformOptions, WorkerOptions } from '../../../src/composition/platform';
 import type { Settings } from '../../../src/config/settings';
 import type { Worker } from '../../../src/runtime/worker';
 import { createTestPlatform, type TestPlatform } from '../../support/platform';
@@ -20,20 +21,24 @@ export interface ApiHarness {
 export async function startApi(
   url: string,
   settings: Partial<Settings> = {},
-  opts: { worker?: boolean } = {},
+  opts: { worker?: boolean; workerOptions?: WorkerOptions; platform?: Partial<PlatformOptions> } = {},
 ): Promise<ApiHarness> {
-  const t = await createTestPlatform(url, {
-    pollIntervalMs: 200,
-    leaseSeconds: 5,
-    apiRateLimitPerMinute: 0,
-    ...settings,
-  });
+  const t = await createTestPlatform(
+    url,
+    {
+      pollIntervalMs: 200,
+      leaseSeconds: 5,
+      apiRateLimitPerMinute: 0,
+      ...settings,
+    },
+    opts.platform,
+  );
   const app = await createHttpApp(t.platform);
   await app.listen(0, '127.0.0.1');
   const port = (app.getHttpServer().address() as AddressInfo).port;
   let worker: Worker | null = null;
   if (opts.worker) {
-    worker = t.platform.createWorker({ concurrency: 4, pollIntervalMs: 200, drainMs: 2000 });
+    worker = t.platform.createWorker({ concurrency: 4, pollIntervalMs: 200, drainMs: 2000, ...opts.workerOptions });
     await worker.start();
   }
   const count = async (table: string) =>

@@ -39,6 +39,7 @@ describe('token authentication, scopes and tenancy', () => {
       tenant_id: 'tenant-a',
       principal_id: 'alice',
       scopes: 'user',
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
     expect(fs.statSync(file).mode & 0o077).toBe(0);
   });
@@ -104,6 +105,7 @@ describe('token authentication, scopes and tenancy', () => {
     });
     expect(frames.filter((f) => f.id).map((f) => f.event)).toEqual([
       'session.created',
+      'session.title.changed', // the first message titles the untitled session
       'user.message.created',
       'run.queued',
       'approval.requested',

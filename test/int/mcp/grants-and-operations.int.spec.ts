@@ -117,7 +117,7 @@ describe('per-agent MCP grants', () => {
         payload: {
           agentId: 'general',
           serverId: 'everything',
-          grant: { default: 'deny', tools: { echo: 'allow' } },
+          grant: { default: 'deny', tools: { echo: 'allow' }, rules: {} },
           previous: null,
           revision: 1,
         },

@@ -79,6 +79,7 @@ describe('HTTP request spans and the trace ids of API-written events (plan §19)
 
     expect(await eventTraces(s.body.id)).toEqual([
       { type: 'session.created', traceId: TRACE },
+      { type: 'session.title.changed', traceId: TRACE },
       { type: 'user.message.created', traceId: TRACE },
       { type: 'run.queued', traceId: TRACE },
     ]);
@@ -98,6 +99,7 @@ describe('HTTP request spans and the trace ids of API-written events (plan §19)
     expect(new Set([createTrace, submitTrace, cancelTrace, TRACE]).size).toBe(4);
     expect(await eventTraces(s.body.id)).toEqual([
       { type: 'session.created', traceId: createTrace },
+      { type: 'session.title.changed', traceId: submitTrace },
       { type: 'user.message.created', traceId: submitTrace },
       { type: 'run.queued', traceId: submitTrace },
       { type: 'run.cancelled', traceId: cancelTrace },

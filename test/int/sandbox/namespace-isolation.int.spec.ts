@@ -434,8 +434,10 @@ d("without the service's own unshare/setns (koffi not loadable): an `unshare` la
       const ip = fs.existsSync('/usr/sbin/ip') ? '/usr/sbin/ip' : '/usr/bin/ip';
       const link = await exec([ip, '-o', 'link', 'show']);
       expect(text(link.stdout).trim()).toMatch(/^1: lo: <LOOPBACK>.*state DOWN[^\n]*$/);
-      const ns1 = text((await exec(['readlink', '/proc/self/ns/net'])).stdout).trim();
-      const ns2 = text((await exec(['readlink', '/proc/self/ns/net'])).stdout).trim();
+      // Both commands alive at once: the kernel reuses a freed namespace's inode number, so two
+      // commands one after the other may print the same id although each had its own namespace.
+      const readNs = ['/bin/sh', '-c', 'readlink /proc/self/ns/net; sleep 1'];
+      const [ns1, ns2] = (await Promise.all([exec(readNs), exec(readNs)])).map((r) => text(r.stdout).trim());
       expect(ns1).toMatch(/^net:\[\d+\]$/);
       expect(ns1).not.toBe(HOST_NET);
       expect(ns2).not.toBe(ns1);

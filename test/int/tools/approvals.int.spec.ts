@@ -55,7 +55,7 @@ describe('approvals', () => {
     expect(types).not.toContain('tool.call.started');
     const approval = await pendingApproval(runId);
     expect(approval.toolName).toBe('demo.external_write');
-    expect(approval.policyVersion).toMatch(/^default@1#/);
+    expect(approval.policyVersion).toMatch(/^default@2#/);
     expect(approval.expiresAt).not.toBeNull();
 
     const r = await t.commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, approval.id, 'approve_once', null));

@@ -136,7 +136,7 @@ describe('the demo model with the lifecycle tools', () => {
     expect(await t.waitForTerminal(runId)).toBe('completed');
     const denied = of(await t.events(runId), 'tool.call.denied')[0];
     expect(denied.data.reasonCode).toBe('hardline_destructive_command');
-    expect(denied.data.policyVersion).toMatch(/^default@1#[0-9a-f]{12}$/);
+    expect(denied.data.policyVersion).toMatch(/^default@2#[0-9a-f]{12}$/);
     expect(of(await t.events(runId), 'tool.call.started')).toHaveLength(0);
   });
 });

@@ -4,19 +4,13 @@ import type { Principal } from '../../../src/domain/principal';
 import { SessionLogBuilder } from '../../../bench/support/session-history';
 import { inputs } from './support';
 
-/** An in-memory log that counts its reads; `asRead` hands events back unchanged (no jsonb here). */
+/** An in-memory log that counts its reads. */
 class CountingSource implements HistorySource {
   reads = 0;
-  constructor(
-    private readonly log: SessionLogBuilder,
-    readonly withAsRead = true,
-  ) {}
+  constructor(private readonly log: SessionLogBuilder) {}
   listAfter(_sessionId: string, sequence: number, _principal: Principal, limit = 1_000_000): Promise<StoredEvent[]> {
     this.reads++;
     return Promise.resolve(this.log.events.slice(sequence, sequence + limit));
-  }
-  get asRead(): HistorySource['asRead'] {
-    return this.withAsRead ? (events) => events.map((e) => ({ ...e })) : undefined;
   }
 }
 
@@ -67,30 +61,40 @@ describe('ContextEngine.noteAppended and knownSequence', () => {
     expect(JSON.stringify(built.request)).toContain('Forty-two.');
   });
 
-  it('reads when the fold is behind knownSequence, and when the source cannot hand events back as read', async () => {
-    for (const withAsRead of [true, false]) {
-      const log = new SessionLogBuilder();
-      const source = new CountingSource(log, withAsRead);
-      const engine = new ContextEngine(source);
-      start(log);
-      await engine.build(inputs(RUN, 'msg-1'));
-      const mine = ownWrite(log, 'Forty-two.');
-      // With asRead, a write the engine was not told about leaves the fold behind; without it, telling changes nothing.
-      if (!withAsRead) engine.noteAppended(log.sessionId, mine);
-      const built = await engine.build(inputs(RUN, 'msg-1', { step: 2, knownSequence: mine[0].sequence }));
-      expect(source.reads).toBe(2);
-      expect(JSON.stringify(built.request)).toContain('Forty-two.');
-    }
-  });
-
-  it('does nothing for a session it holds no fold of', async () => {
+  it('reads when the fold is behind knownSequence (a write the engine was not told about)', async () => {
     const log = new SessionLogBuilder();
     const source = new CountingSource(log);
     const engine = new ContextEngine(source);
     start(log);
-    engine.noteAppended(log.sessionId, log.events);
-    await engine.build(inputs(RUN, 'msg-1', { knownSequence: 2 }));
-    expect(source.reads).toBe(1);
+    await engine.build(inputs(RUN, 'msg-1'));
+    const mine = ownWrite(log, 'Forty-two.');
+    const built = await engine.build(inputs(RUN, 'msg-1', { step: 2, knownSequence: mine[0].sequence }));
+    expect(source.reads).toBe(2);
+    expect(JSON.stringify(built.request)).toContain('Forty-two.');
+  });
+
+  it('folds the caller’s own payloads as it would fold them read back, whatever their key order', async () => {
+    // The same tool call twice: once with its payloads' keys in the order the writer built them,
+    // once in another order (as PostgreSQL's jsonb hands them back); the builds must be byte for byte equal.
+    const written = new SessionLogBuilder();
+    const read = new SessionLogBuilder();
+    for (const log of [written, read]) start(log);
+    const writer = new ContextEngine(new CountingSource(written));
+    await writer.build(inputs(RUN, 'msg-1'));
+    const call = { invocationId: 'inv-1', step: 1, callId: 'call-1', toolName: 'math.calculate', toolVersion: '1' };
+    const rest = { argumentsHash: 'h', idempotencyKey: 'k-1' };
+    const done = { invocationId: 'inv-1', truncated: false, latencyMs: 1, trust: 'internal_tool' } as const;
+    const mine = [
+      written.push('tool.call.proposed', RUN, { ...call, arguments: { expression: '6 * 7', precision: 2 }, ...rest }),
+      written.push('tool.call.completed', RUN, { ...done, result: { expression: '6 * 7', result: '42' } }),
+    ];
+    read.push('tool.call.proposed', RUN, { ...rest, ...call, arguments: { precision: 2, expression: '6 * 7' } });
+    read.push('tool.call.completed', RUN, { result: { result: '42', expression: '6 * 7' }, ...done });
+    writer.noteAppended(written.sessionId, mine);
+    const built = await writer.build(inputs(RUN, 'msg-1', { step: 2, knownSequence: mine[1].sequence }));
+    const fresh = await new ContextEngine(new CountingSource(read)).build(inputs(RUN, 'msg-1', { step: 2 }));
+    expect(JSON.stringify(built.request)).toContain('42');
+    expect(JSON.stringify(built.request)).toBe(JSON.stringify(fresh.request));
   });
 });
 

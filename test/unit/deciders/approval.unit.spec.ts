@@ -113,10 +113,81 @@ describe('approval decider (plan §9.3)', () => {
       ]);
   });
 
-  it('the state of a read-model row is the fold of its events', () =>
+  it('warns once that it is about to expire, only within the lead and before the deadline', () => {
+    const reaper = { actorType: 'system' as const, actorId: 'system:approval-reaper' };
+    const warn = (nowMs: number): ApprovalCommand => ({
+      kind: 'WarnApprovalExpiring',
+      runId: RUN,
+      approvalId: APPROVAL,
+      actor: reaper,
+      nowMs,
+      leadSeconds: 600,
+      principalId: 'alice',
+      toolName: 'demo.external_write',
+    });
+    const expiring = event(
+      'approval.expiring',
+      {
+        approvalId: APPROVAL,
+        principalId: 'alice',
+        toolName: 'demo.external_write',
+        expiresAt: '2026-01-01T01:00:00.000Z',
+        leadSeconds: 600,
+      },
+      { runId: RUN, ...reaper },
+    );
+    spec
+      .given(given([requested]))
+      .when(warn(EXPIRY_MS - 600_001))
+      .thenRefuses('conflict', /not about to expire/);
+    spec
+      .given(given([requested]))
+      .when(warn(EXPIRY_MS - 600_000))
+      .then([expiring]);
+    spec
+      .given(given([requested, expiring]))
+      .when(warn(EXPIRY_MS - 1000))
+      .thenRefuses('conflict', /not about to expire/);
+    spec
+      .given(given([requested]))
+      .when(warn(EXPIRY_MS))
+      .thenRefuses('conflict', /not about to expire/);
+    const resolved = event(
+      'approval.resolved',
+      { approvalId: APPROVAL, decision: 'approved', resolvedBy: 'alice', reason: null },
+      { runId: RUN, ...USER },
+    );
+    spec
+      .given(given([requested, resolved]))
+      .when(warn(EXPIRY_MS - 1000))
+      .thenRefuses('conflict', /already approved/);
+  });
+
+  it('the state of a read-model row is the fold of its events', () => {
     expect(
       approvalStateOf({ id: APPROVAL, status: 'pending', resolvedBy: null, expiresAt: '2026-01-01T01:00:00.000Z' }),
-    ).toEqual(spec.given(given([requested])).state));
+    ).toEqual(spec.given(given([requested])).state);
+    const warned = event(
+      'approval.expiring',
+      {
+        approvalId: APPROVAL,
+        principalId: 'alice',
+        toolName: 'demo.external_write',
+        expiresAt: '2026-01-01T01:00:00.000Z',
+        leadSeconds: 600,
+      },
+      { runId: RUN, actorType: 'system' },
+    );
+    expect(
+      approvalStateOf({
+        id: APPROVAL,
+        status: 'pending',
+        resolvedBy: null,
+        expiresAt: '2026-01-01T01:00:00.000Z',
+        expiryWarnedAt: '2026-01-01T00:50:00.000Z',
+      }),
+    ).toEqual(spec.given(given([requested, warned])).state);
+  });
 });
 
 describe('approval resolution across approval, invocation and run', () => {

@@ -28,15 +28,21 @@ describe('artifact decider', () => {
 
 describe('agent grant audit decider', () => {
   const admin = { actorType: 'admin' as const, actorId: 'ops' };
+  // The grant carries its argument rules (event v2): copied into the event as given.
+  const RULES = { read: { path: { type: 'string', pattern: '^docs/' } } };
   const replace = (
     serverId: string,
-    previous: { default: 'allow' | 'deny'; tools: Record<string, 'allow' | 'deny'> } | null,
+    previous: {
+      default: 'allow' | 'deny';
+      tools: Record<string, 'allow' | 'deny'>;
+      rules: Record<string, Record<string, Record<string, unknown>>>;
+    } | null,
   ) => ({
     kind: 'ReplaceMcpGrant' as const,
     actor: admin,
     agentId: 'demo',
     serverId,
-    grant: { default: 'deny' as const, tools: { read: 'allow' as const } },
+    grant: { default: 'deny' as const, tools: { read: 'allow' as const }, rules: RULES },
     previous,
   });
   it('numbers each server grant replacement, with what it replaced', () => {
@@ -45,7 +51,7 @@ describe('agent grant audit decider', () => {
       {
         agentId: 'demo',
         serverId: 'fs',
-        grant: { default: 'deny', tools: { read: 'allow' } },
+        grant: { default: 'deny', tools: { read: 'allow' }, rules: RULES },
         previous: null,
         revision: 1,
       },
@@ -53,7 +59,7 @@ describe('agent grant audit decider', () => {
     );
     const spec = deciderSpec(agentGrantDecider);
     spec.given([]).when(replace('fs', null)).then([first]);
-    const prev = { default: 'deny' as const, tools: { read: 'allow' as const } };
+    const prev = { default: 'deny' as const, tools: { read: 'allow' as const }, rules: {} };
     spec
       .given(given([first]))
       .when(replace('fs', prev))
@@ -63,7 +69,7 @@ describe('agent grant audit decider', () => {
           {
             agentId: 'demo',
             serverId: 'fs',
-            grant: { default: 'deny', tools: { read: 'allow' } },
+            grant: { default: 'deny', tools: { read: 'allow' }, rules: RULES },
             previous: prev,
             revision: 2,
           },

@@ -43,6 +43,7 @@ describe('run decider (plan §27.2)', () => {
       priority: 100,
       idempotencyKey: null,
       requestHash: null,
+      scopes: ['tools.use'],
     };
     spec.given([]).when(cmd).then(history.queued());
     spec.given(given(history.queued())).when(cmd).thenRefuses('conflict');

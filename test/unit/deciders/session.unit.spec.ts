@@ -36,6 +36,7 @@ const submit: SessionCommand = {
     priority: 100,
     idempotencyKey: 'k',
     requestHash: 'h',
+    scopes: ['tools.use'],
   },
 };
 
@@ -48,11 +49,12 @@ describe('session decider', () => {
       .thenRefuses('invalid_state_transition');
   });
 
-  it('a submitted message starts one queued run (run == turn)', () => {
+  it('a submitted message starts one queued run (run == turn); the first one titles an untitled session', () => {
     spec
       .given(given([created]))
       .when(submit)
       .then([
+        event('session.title.changed', { title: 'hello', source: 'first_message' }, USER),
         event(
           'user.message.created',
           { messageId: 'm1', content: [{ type: 'text', text: 'hello' }] },
@@ -70,6 +72,9 @@ describe('session decider', () => {
             priority: 100,
             idempotencyKey: 'k',
             requestHash: 'h',
+            scopes: ['tools.use'],
+            queuedBehind: null,
+            multitaskStrategy: null,
           },
           { runId: RUN, ...USER },
         ),
@@ -113,5 +118,59 @@ describe('session decider', () => {
         .given(given([created, ...h()]))
         .when(del)
         .then([event('session.deleted', { reason: null }, USER)]);
+  });
+
+  const titled = event('session.title.changed', { title: 'Trip plans', source: 'user' }, USER);
+  const rename = (title: string): SessionCommand => ({ kind: 'RenameSession', sessionId: SESSION, actor: USER, title });
+
+  it('a titled session keeps its title when a message arrives', () => {
+    const decision = sessionDecider.decide(
+      submit,
+      given([created, titled]).reduce(sessionDecider.evolve, sessionDecider.initialState()),
+    );
+    expect(decision.kind === 'events' && decision.events.map((e) => e.type)).toEqual([
+      'user.message.created',
+      'run.queued',
+    ]);
+  });
+
+  it('derives the title from the first non-empty line, cut at a word boundary', () => {
+    const long = `  \n  ${'word '.repeat(30)}\nsecond line`;
+    const decision = sessionDecider.decide(
+      { ...submit, content: [{ type: 'text', text: long }] },
+      given([created]).reduce(sessionDecider.evolve, sessionDecider.initialState()),
+    );
+    const first = decision.kind === 'events' ? decision.events[0] : null;
+    expect(first?.type).toBe('session.title.changed');
+    const title = (first?.data as { title: string }).title;
+    expect(title.length).toBeLessThanOrEqual(80);
+    expect(title).toMatch(/^word( word)+…$/);
+  });
+
+  it('renames a live session (trimmed); the same title writes nothing', () => {
+    spec
+      .given(given([created]))
+      .when(rename('  Trip plans '))
+      .then([titled]);
+    spec
+      .given(given([created, titled]))
+      .when(rename('Trip plans'))
+      .then([]);
+  });
+
+  it('refuses an empty or overlong title, and a missing or deleted session', () => {
+    spec
+      .given(given([created]))
+      .when(rename('   '))
+      .thenRefuses('validation_error', /must not be empty/);
+    spec
+      .given(given([created]))
+      .when(rename('x'.repeat(501)))
+      .thenRefuses('validation_error', /501 characters; the limit is 500/);
+    spec.given([]).when(rename('x')).thenRefuses('not_found');
+    spec
+      .given(given([created, event('session.deleted', { reason: null }, USER)]))
+      .when(rename('x'))
+      .thenRefuses('not_found');
   });
 });

@@ -32,7 +32,7 @@ describe('PolicyEngine', () => {
     for (const [effect, decision] of cases) {
       const d = engine.evaluate({ spec: spec('x.y', effect), arguments: {} });
       expect(d.decision).toBe(decision);
-      expect(d.policyVersion).toMatch(/^default@1#[0-9a-f]{12}$/);
+      expect(d.policyVersion).toMatch(/^default@2#[0-9a-f]{12}$/);
     }
     expect(
       engine.evaluate({ spec: spec('demo.external_write', 'external_write'), arguments: { target: 'a', text: 'b' } })
@@ -99,5 +99,27 @@ approvals: { ttl_seconds: 60, on_expiry: fail_run }
       'require_approval',
     );
     expect(loose.approvalExpiry(0)).toBe('1970-01-01T00:01:00.000Z');
+  });
+
+  it('warns ten minutes before an approval expires unless approvals.warn_before_seconds says otherwise', () => {
+    const doc = (approvals: string) => `
+name: p
+version: 1
+side_effects:
+  none: { decision: allow, reason_code: a }
+  read: { decision: allow, reason_code: a }
+  workspace_write: { decision: allow, reason_code: a }
+  external_write: { decision: require_approval, reason_code: a }
+  control: { decision: allow, reason_code: a }
+approvals: ${approvals}
+`;
+    const lead = (approvals: string) => PolicyEngine.fromYaml(doc(approvals)).document.approvals.warnBeforeSeconds;
+    expect(lead('{ ttl_seconds: 3600, on_expiry: inform_model }')).toBe(600);
+    expect(lead('{ ttl_seconds: 3600, on_expiry: inform_model, warn_before_seconds: 120 }')).toBe(120);
+    expect(lead('{ ttl_seconds: 3600, on_expiry: inform_model, warn_before_seconds: null }')).toBeNull();
+    for (const bad of ['0', '"ten"', '1.5'])
+      expect(() => lead(`{ ttl_seconds: 3600, on_expiry: inform_model, warn_before_seconds: ${bad} }`)).toThrow(
+        /warn_before_seconds/,
+      );
   });
 });

@@ -179,6 +179,8 @@ describe('ToolRegistry.definitionsFor', () => {
     fakeTool({ name: 'files.write', requiredScopes: ['files:read', 'files:write'] }),
     fakeTool({ name: 'b_tools.x' }),
     fakeTool({ name: 'a_tools.x' }),
+    fakeTool({ name: 'mcp.files.write', requiredScopes: ['files:write'] }),
+    fakeTool({ name: 'mcp.files.read', requiredScopes: ['files:read'] }),
   );
 
   it('returns only tools enabled for the agent, sorted by name', () => {
@@ -186,10 +188,18 @@ describe('ToolRegistry.definitionsFor', () => {
     expect(names).toEqual(['math.calculate', 'web.fetch']);
   });
 
-  it('drops tools whose required scopes the principal does not all hold', () => {
+  it('hides an MCP tool whose required scopes the run does not all hold', () => {
+    const scopes = new Set(['files:read']);
+    const names = registry
+      .definitionsFor(['mcp.files.write', 'mcp.files.read', 'math.calculate'], scopes)
+      .map((s) => s.name);
+    expect(names).toEqual(['math.calculate', 'mcp.files.read']);
+  });
+
+  it('still offers a builtin tool out of scope (its call is denied missing_scope, so the model can say why)', () => {
     const scopes = new Set(['files:read']);
     const names = registry.definitionsFor(['files.write', 'web.fetch', 'math.calculate'], scopes).map((s) => s.name);
-    expect(names).toEqual(['math.calculate']);
+    expect(names).toEqual(['files.write', 'math.calculate', 'web.fetch']);
   });
 
   it('includes a tool when the principal holds every required scope', () => {

@@ -12,6 +12,7 @@
  *   "call <tool> with <JSON object>" -> exactly that tool with exactly those arguments
  *                                   (builtin or MCP; anything but a JSON object falls through)
  *   "use skill <name>"           -> skill.load {name}
+ *   "delegate: <task>; <task>"   -> delegate.run, one brief per task (ADR 0037)
  */
 export type ActionRequest =
   | { readonly kind: 'ask'; readonly question: string }
@@ -22,7 +23,8 @@ export type ActionRequest =
   | { readonly kind: 'export'; readonly path: string }
   | { readonly kind: 'run'; readonly argv: readonly string[] }
   | { readonly kind: 'call'; readonly name: string; readonly arguments: Record<string, unknown> }
-  | { readonly kind: 'skill'; readonly name: string };
+  | { readonly kind: 'skill'; readonly name: string }
+  | { readonly kind: 'delegate'; readonly tasks: readonly string[] };
 
 const unquote = (s: string) => s.trim().replace(/^["'\u201c](.*)["'\u201d]$/s, '$1');
 
@@ -32,6 +34,13 @@ export function parseActionRequest(message: string): ActionRequest | null {
   if ((r = /^call\s+([A-Za-z][A-Za-z0-9_.-]*)\s+with\s+(\{.*\})\s*$/is.exec(m))) {
     const args = parseObject(r[2]);
     if (args !== null) return { kind: 'call', name: r[1], arguments: args };
+  }
+  if ((r = /^delegate:\s*(.+)$/is.exec(m))) {
+    const tasks = r[1]
+      .split(';')
+      .map((t) => t.trim())
+      .filter((t) => t !== '');
+    if (tasks.length > 0) return { kind: 'delegate', tasks };
   }
   if ((r = /^use skill\s+([A-Za-z0-9][A-Za-z0-9_.-]*)[.!]*$/i.exec(m))) return { kind: 'skill', name: r[1] };
   if ((r = /^ask me\s+(.+)$/is.exec(m))) return { kind: 'ask', question: r[1].trim() };

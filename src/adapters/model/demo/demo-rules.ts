@@ -3,6 +3,8 @@ import type { ModelRequest } from '../../../domain/model/model-events';
 import { parseActionRequest, type ActionRequest } from './action-requests';
 import { extractArithmeticExpression } from './arithmetic-question';
 import { parseTimeQuestion } from './time-question';
+import { memoryDecision, rememberedTimeZone, type MemoryRule } from './memory-requests';
+import { parseScheduleAsk, scheduleStep, type ScheduleAsk } from './schedule-requests';
 
 /**
  * The demo model's decision for one request (the rules are documented in demo-provider.ts).
@@ -18,10 +20,25 @@ export const READ_TOOL = 'workspace.read_text';
 export const LIST_TOOL = 'workspace.list_files';
 export const EXPORT_TOOL = 'artifact.export';
 export const RUN_TOOL = 'sandbox.run_command';
+export const DELEGATE_TOOL = 'delegate.run';
 
 /** Which rule produced the decision; reported in provider metadata for debugging. */
 export type DemoRule =
-  'calculate' | 'time' | 'echo' | 'ask' | 'send' | 'write' | 'read' | 'list' | 'call' | 'export' | 'run' | 'skill';
+  | 'calculate'
+  | 'time'
+  | 'echo'
+  | 'ask'
+  | 'send'
+  | 'write'
+  | 'read'
+  | 'list'
+  | 'call'
+  | 'export'
+  | 'run'
+  | 'skill'
+  | 'schedule'
+  | 'delegate'
+  | MemoryRule;
 export const SKILL_LOAD_TOOL = 'skill.load';
 
 export type DemoDecision =
@@ -40,11 +57,17 @@ export function decideDemoReply(request: ModelRequest): DemoDecision {
   const { message, after } = latestUserTurn(request.conversation);
   const offered = new Set(request.tools.map((t) => t.name));
 
+  const memory = memoryDecision(message, request.conversation, offered, after);
+  if (memory !== null) return memory;
+  const scheduled = parseScheduleAsk(message);
+  if (scheduled !== null) return scheduleDecision(scheduled, offered, after);
   const action = parseActionRequest(message);
   if (action !== null) return actionStep(action, offered, after);
   const time = parseTimeQuestion(message);
   if (time !== null) {
-    const args = time.timezone === undefined ? {} : { timezone: time.timezone };
+    // No zone named: a time zone the user asked to be remembered (the session's memory snapshot).
+    const zone = time.timezone ?? rememberedTimeZone(request.conversation);
+    const args = zone === undefined ? {} : { timezone: zone };
     return toolStep('time', CLOCK_TOOL, args, offered, after, answerTime);
   }
   const expression = extractArithmeticExpression(message);
@@ -57,6 +80,23 @@ export function decideDemoReply(request: ModelRequest): DemoDecision {
     rule: 'echo',
     text: `You said: "${quoted}". I am the offline demo model; ask me to calculate something or for the time.`,
   };
+}
+
+/** A schedule phrasing (schedule-requests.ts): its tool calls while the tools are offered, then the answer. */
+function scheduleDecision(
+  ask: ScheduleAsk,
+  offered: ReadonlySet<string>,
+  after: readonly ConversationItem[],
+): DemoDecision {
+  const step = scheduleStep(ask, after);
+  if (step.kind === 'text') return { kind: 'text', rule: 'schedule', text: step.text };
+  if (!offered.has(step.name))
+    return {
+      kind: 'text',
+      rule: 'schedule',
+      text: `I would need the ${step.name} tool for that, but it is not available to me.`,
+    };
+  return { kind: 'tool_call', rule: 'schedule', name: step.name, arguments: step.arguments };
 }
 
 /** First step: call the tool. Second step (its result is in the conversation): answer from it. */
@@ -134,7 +174,41 @@ function actionStep(a: ActionRequest, offered: ReadonlySet<string>, after: reado
       );
     case 'run':
       return toolStep('run', RUN_TOOL, { command: a.argv }, offered, after, (r) => answerRun(r));
+    case 'delegate':
+      return toolStep(
+        'delegate',
+        DELEGATE_TOOL,
+        { briefs: a.tasks.map((t) => briefFor(t, offered)) },
+        offered,
+        after,
+        answerDelegation,
+      );
   }
+}
+
+/** One brief per task, with the one tool the demo rules would use for it (when the parent has it). */
+function briefFor(task: string, offered: ReadonlySet<string>): Record<string, unknown> {
+  const tool =
+    parseTimeQuestion(task) !== null ? CLOCK_TOOL : extractArithmeticExpression(task) !== null ? CALCULATOR_TOOL : null;
+  return {
+    objective: task,
+    success_condition: 'A concise, correct answer.',
+    tools: tool !== null && offered.has(tool) ? [tool] : [],
+  };
+}
+
+/** Each child's answer (untrusted data, quoted as is) or its error, in brief order. */
+function answerDelegation(r: ToolResultItem): string {
+  if (r.isError) return `I could not delegate: ${errorMessage(r.output)}`;
+  const results = ((unwrap(r.output).data as { results?: Record<string, unknown>[] }).results ?? []).map((x) => {
+    const error = x.error as { message?: string } | null;
+    const what =
+      x.status === 'completed'
+        ? clip(typeof x.answer === 'string' ? x.answer : '', MAX_QUOTED_CHARS)
+        : `${String(x.status)}: ${error?.message ?? ''}`;
+    return `${String(x.brief)}. ${what}`;
+  });
+  return `I delegated ${results.length} task(s); their answers (untrusted data, shown as is): ${results.join(' ')}`;
 }
 
 /** The command's outcome with its stdout (untrusted data, quoted, never followed). */

@@ -4,6 +4,9 @@ import type {
   EventFeed,
   FeedListener,
   FeedSubscription,
+  NotificationFeed,
+  NotificationFeedListener,
+  NotificationNotice,
   TransientNotice,
 } from '../../../ports/event-feed';
 import type { Logger } from '../../../ports/logger';
@@ -11,6 +14,8 @@ import { TRANSIENT_CHANNEL } from './pg-transient-publisher';
 
 /** The channel PgEventStore notifies after each committed append. */
 export const EVENTS_CHANNEL = 'agent_events';
+/** The channel the append statement notifies when it creates notification rows (ADR 0036). */
+export const NOTIFICATIONS_CHANNEL = 'agent_notifications';
 
 /**
  * One LISTEN connection per process (opened on the first subscription) that fans committed-append
@@ -18,8 +23,9 @@ export const EVENTS_CHANNEL = 'agent_events';
  * connection of its own. After a reconnect every listener is told to re-read the log, because
  * PostgreSQL drops the NOTIFYs sent while nobody was listening.
  */
-export class PgEventFeed implements EventFeed {
+export class PgEventFeed implements EventFeed, NotificationFeed {
   private readonly listeners = new Map<string, Set<FeedListener>>();
+  private readonly notificationListeners = new Set<NotificationFeedListener>();
   private starting: Promise<Subscriber> | null = null;
   private connectedOnce = false;
   private closed = false;
@@ -43,6 +49,18 @@ export class PgEventFeed implements EventFeed {
     return { close: () => this.remove(sessionId, listener) };
   }
 
+  async subscribeNotifications(listener: NotificationFeedListener): Promise<FeedSubscription> {
+    if (this.closed) throw new Error('event feed is closed');
+    this.notificationListeners.add(listener);
+    try {
+      await this.ensureStarted();
+    } catch (e) {
+      this.notificationListeners.delete(listener);
+      throw e;
+    }
+    return { close: () => this.notificationListeners.delete(listener) };
+  }
+
   /** Listeners currently attached (for tests and the benchmark). */
   listenerCount(): number {
     let n = 0;
@@ -53,6 +71,7 @@ export class PgEventFeed implements EventFeed {
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.clear();
+    this.notificationListeners.clear();
     const starting = this.starting;
     this.starting = null;
     if (starting) await (await starting.catch(() => null))?.close().catch(() => undefined);
@@ -86,14 +105,19 @@ export class PgEventFeed implements EventFeed {
     sub.events.on('error', (e: Error) => this.log.error('event feed LISTEN failed permanently', { error: e.message }));
     sub.events.on('reconnect', (attempt: number) => this.log.warn('event feed reconnecting', { attempt }));
     sub.events.on('connected', () => {
-      if (this.connectedOnce) this.everyListener((l) => l.resynchronize());
+      if (this.connectedOnce) {
+        this.everyListener((l) => l.resynchronize());
+        for (const l of [...this.notificationListeners]) this.safely(() => l.resynchronize());
+      }
       this.connectedOnce = true;
     });
     sub.notifications.on(EVENTS_CHANNEL, (p: unknown) => this.onAppend(p));
     sub.notifications.on(TRANSIENT_CHANNEL, (p: unknown) => this.onTransient(p));
+    sub.notifications.on(NOTIFICATIONS_CHANNEL, (p: unknown) => this.onNotification(p));
     await sub.connect();
     await sub.listenTo(EVENTS_CHANNEL);
     await sub.listenTo(TRANSIENT_CHANNEL);
+    await sub.listenTo(NOTIFICATIONS_CHANNEL);
     return sub;
   }
 
@@ -124,6 +148,17 @@ export class PgEventFeed implements EventFeed {
       text: typeof n.t === 'string' ? n.t : '',
     };
     for (const l of [...set]) this.safely(() => l.transient(notice));
+  }
+
+  private onNotification(p: unknown): void {
+    const n = p as { t?: unknown; s?: unknown; p?: unknown } | null;
+    if (!n || typeof n.t !== 'string' || this.notificationListeners.size === 0) return;
+    const notice: NotificationNotice = {
+      tenantId: n.t,
+      sessionId: String(n.s),
+      principalIds: Array.isArray(n.p) ? n.p.map((x) => (typeof x === 'string' ? x : null)) : [null],
+    };
+    for (const l of [...this.notificationListeners]) this.safely(() => l.notified(notice));
   }
 
   private everyListener(fn: (l: FeedListener) => void): void {

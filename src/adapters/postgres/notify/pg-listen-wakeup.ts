@@ -14,7 +14,7 @@ export class PgListenWakeup implements WakeupSource {
     private readonly channel = 'run_ready',
   ) {}
 
-  async start(onWake: () => void): Promise<void> {
+  async start(onWake: (runId?: string) => void): Promise<void> {
     const sub = createSubscriber(
       { connectionString: this.url },
       {
@@ -28,7 +28,9 @@ export class PgListenWakeup implements WakeupSource {
     sub.events.on('error', (e: Error) => this.log.error('LISTEN connection failed permanently', { error: e.message }));
     sub.events.on('reconnect', (attempt: number) => this.log.warn('LISTEN reconnecting', { attempt }));
     sub.events.on('connected', () => onWake());
-    sub.notifications.on(this.channel, () => onWake());
+    sub.notifications.on(this.channel, (payload: unknown) =>
+      onWake(typeof payload === 'string' && payload !== '' ? payload : undefined),
+    );
     await sub.connect();
     await sub.listenTo(this.channel);
     this.sub = sub;

@@ -1,9 +1,11 @@
+import { StreamRedactor } from '../../../domain/events/stream-redaction';
+import type { Logger } from '../../../ports/logger';
 import type { TransientPublisher } from '../../../ports/run-store';
 import type { Database } from '../database';
 
 /** NOTIFY payloads must stay under 8000 bytes; we chunk text well below that. */
 const MAX_CHUNK_CHARS = 1500;
-/** Payloads per statement, as in BatchedNotifier: a backlog is sent in a few round trips, not one huge one. */
+/** Payloads per statement: a backlog is sent in a few round trips, not one huge one. */
 const MAX_PAYLOADS_PER_STATEMENT = 200;
 export const TRANSIENT_CHANNEL = 'agent_transient';
 
@@ -37,14 +39,68 @@ interface Lane {
  * `supersede` drops what a run has not sent yet when the text it previews is about to be committed
  * (a final answer: `assistant.message.completed` carries it whole, and clients replace the deltas
  * with it), so a turn whose answer arrives faster than its previews could be sent sends none.
+ *
+ * Every delta first goes through the events' credential scan (`StreamRedactor`, ADR 0042): a
+ * credential is published as `[REDACTED:<pattern>]`, never raw. Text that could still become a
+ * credential (a word starting `sk-`, a private-key block, …) is held per run and kind until it is
+ * complete or the model's stream ends (`endOfStream`).
  */
 export class PgTransientPublisher implements TransientPublisher {
   private readonly lanes = new Map<string, Lane>();
+  /** Per run and kind: the redactor holding what may not be published yet. */
+  private readonly redactors = new Map<string, StreamRedactor>();
 
-  constructor(private readonly db: Database) {}
+  /** `log`, when given, hears of each credential kind redacted from a run's stream (never the value). */
+  constructor(
+    private readonly db: Database,
+    private readonly log?: Logger,
+  ) {}
 
-  /** Resolves once `frame.text` has been sent, rejects if that send failed (callers ignore it). */
+  /**
+   * Resolves once `frame.text` (redacted, and as far as it is not held back) has been sent, rejects
+   * if that send failed (callers ignore it).
+   */
   publish(frame: { sessionId: string; runId: string; kind: Kind; text: string }): Promise<void> {
+    const rkey = `${frame.sessionId}\u0000${frame.runId}\u0000${frame.kind}`;
+    let redactor = this.redactors.get(rkey);
+    if (!redactor) this.redactors.set(rkey, (redactor = new StreamRedactor()));
+    const seen = redactor.kinds.length;
+    const text = redactor.push(frame.text);
+    this.reportRedactions(frame, redactor, seen);
+    return this.enqueue({ ...frame, text });
+  }
+
+  private reportRedactions(
+    frame: { sessionId: string; runId: string; kind: Kind },
+    redactor: StreamRedactor,
+    seen: number,
+  ): void {
+    for (const pattern of redactor.kinds.slice(seen))
+      this.log?.warn('credential redacted from a transient frame', {
+        sessionId: frame.sessionId,
+        runId: frame.runId,
+        frameKind: frame.kind,
+        pattern,
+      });
+  }
+
+  /** The model's stream of this run ended: what the redactors held is published, redacted. */
+  endOfStream(sessionId: string, runId: string): Promise<void> {
+    const sends: Promise<void>[] = [];
+    for (const kind of ['text_delta', 'reasoning_delta'] as const) {
+      const rkey = `${sessionId}\u0000${runId}\u0000${kind}`;
+      const redactor = this.redactors.get(rkey);
+      if (!redactor) continue;
+      this.redactors.delete(rkey);
+      const seen = redactor.kinds.length;
+      const text = redactor.end();
+      this.reportRedactions({ sessionId, runId, kind }, redactor, seen);
+      sends.push(this.enqueue({ sessionId, runId, kind, text }));
+    }
+    return Promise.all(sends).then(() => undefined);
+  }
+
+  private enqueue(frame: { sessionId: string; runId: string; kind: Kind; text: string }): Promise<void> {
     if (frame.text.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const key = `${frame.sessionId}\u0000${frame.runId}`;
@@ -72,10 +128,13 @@ export class PgTransientPublisher implements TransientPublisher {
 
   /**
    * The run's streamed text is about to be committed whole (its final answer): deltas not sent yet
-   * are dropped, their publishers resolved (nothing failed; the committed text replaces them). A
-   * send already in flight completes.
+   * are dropped, their publishers resolved (nothing failed; the committed text replaces them), and
+   * so is what the redactors held back. A send already in flight completes.
    */
   supersede(sessionId: string, runId: string): void {
+    // What the redactors hold is part of the same preview: dropped with it.
+    for (const kind of ['text_delta', 'reasoning_delta'])
+      this.redactors.delete(`${sessionId}\u0000${runId}\u0000${kind}`);
     const lane = this.lanes.get(`${sessionId}\u0000${runId}`);
     if (!lane) return;
     const dropped = lane.queue;

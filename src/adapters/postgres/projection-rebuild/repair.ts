@@ -70,11 +70,11 @@ async function reinsertChangedRows(q: Queryable, t: RebuildTarget): Promise<void
 /**
  * Records the rebuild in projection_watermarks: the projection version and the newest event (by id)
  * it now reflects. Runs inside the lock, so that event is the newest there is. Also starts a new
- * read-model generation (see GENERATION_SQL): TRUNCATE gives the marker table a new file node, so
- * no append can write back rows folded from what was read before this repair committed.
+ * read-model generation (see GENERATION_SQL), so no append can write back rows folded from what
+ * was read before this repair committed.
  */
 export async function recordWatermarks(q: Queryable, projections: readonly Projection[]): Promise<void> {
-  await q.query('TRUNCATE read_model_generation');
+  await q.query('UPDATE read_model_generation SET generation = generation + 1');
   await q.query(
     `INSERT INTO projection_watermarks (name, version, position, transaction_id, rebuilt_at, updated_at)
      SELECT p.name, p.version, coalesce(e.id, 0), e.transaction_id, now(), now()

@@ -8,12 +8,13 @@ import type { RunStatus } from '../../../domain/run/status';
 import { ConcurrencyConflict } from '../../../domain/errors';
 import { committed, type Database, type PreparedSql, type Queryable } from '../database';
 import type { Row } from '../../../domain/projections';
-import { GENERATION_READ_SQL, type PgEventStore, type PrereadState } from '../event-store/pg-event-store';
+import type { PgAppender, PrereadState } from '../event-store/pg-appender';
+import { GENERATION_SQL } from '../event-store/append-statement';
 import { runProjection } from '../../../domain/projections/run-projection';
 import type { CheckpointState } from '../../../domain/run/checkpoint';
 import type { McpServerGrant } from '../../../domain/mcp-grants';
 import { UUID_PATTERN } from '../keyset-cursor';
-import { toRunRecord } from './run-row';
+import { toRunRecord } from '../../../domain/projections/run-record';
 import { decodeEvent, type EventRow } from '../event-codec';
 
 /**
@@ -33,7 +34,7 @@ export const MAX_RUN_ATTEMPTS = 5;
 export class PgRunQueue implements RunQueue {
   constructor(
     private readonly db: Database,
-    private readonly store: PgEventStore,
+    private readonly appender: PgAppender,
     private readonly clock: Clock,
   ) {}
 
@@ -60,7 +61,7 @@ export class PgRunQueue implements RunQueue {
    * nothing), the read-model generation, the principal's trajectory consent (first start only), the
    * run's latest checkpoint, the sequence of its first event, whether it has tool invocations, and
    * its agent's operator MCP grants, and the session's last events;
-   * then the append and COMMIT (one message for a queued run, `PgEventStore.appendAndCommit`). The
+   * then the append and COMMIT (pipelined, one round trip for a queued run, `PgAppender.appendAndCommit`). The
    * lease column is operational: the append never writes it.
    * What the statement read of the run and session is exact at the commit: the append's
    * sequence gate refuses the claim if the session moved since (a zombie lease holder's last
@@ -99,23 +100,28 @@ export class PgRunQueue implements RunQueue {
       const attempt = row.attempts + 1;
       if (attempt > MAX_RUN_ATTEMPTS) {
         const failed = claimDecision(row, { workerId, leaseEpoch, attempt, deadlineAt: null, trace: null });
-        await this.store.appendWith(client, row.session_id, failed, { tenantId: row.tenant_id }, preread);
+        await this.appender.appendIn(
+          client,
+          { sessionId: row.session_id, tenantId: row.tenant_id, events: failed },
+          preread,
+        );
         return null;
       }
       // The run's trace root: the first traced attempt's, kept by every later one (ADR 0015).
-      const trace = (row.attempts > 0 ? await storedTraceRoot(client, row.id) : null) ?? proposedTrace;
+      // A run started before (its attempts count again from 0 after a resume) has one stored.
+      const trace = (row.started_at !== null ? await storedTraceRoot(client, row.id) : null) ?? proposedTrace;
       // A queued run's claim ends with its append and COMMIT in one round trip. A sequence taken
       // meanwhile fails the append's statement, so nothing commits; were the read-model generation
       // found moved after that COMMIT, what committed alone is the lease time, which a queued run's
       // claim ignores: the run is claimed afresh. A recovery claim (a running run whose
       // lease expired) commits separately, so a lost gate leaves its expired lease as it was.
       const commitsItself = row.status === 'queued';
-      const appendClaim = commitsItself
-        ? this.store.appendAndCommit.bind(this.store)
-        : this.store.appendWith.bind(this.store);
       const deadlineAt = deadlineOf(row, this.clock.nowMs());
       const events = claimDecision(row, { workerId, leaseEpoch, attempt, deadlineAt, trace });
-      const appended = await appendClaim(client, row.session_id, events, { tenantId: row.tenant_id }, preread);
+      const request = { sessionId: row.session_id, tenantId: row.tenant_id, events };
+      const appended = commitsItself
+        ? await this.appender.appendAndCommit(client, request, preread)
+        : await this.appender.appendIn(client, request, preread);
       // The run row as the append left it: the preread row folded through the same projection.
       let runRow: Row | undefined = row.run_row;
       for (const ev of appended.events)
@@ -138,7 +144,7 @@ export class PgRunQueue implements RunQueue {
               hasToolInvocations: row.has_tool_invocations,
               // The statement's snapshot held through the append (its sequence gate): the tail and
               // the claim's own events are the log up to the claim, without a gap.
-              sessionTail: sessionTailOf(row.session_tail, this.store.asRead(appended.events)),
+              sessionTail: sessionTailOf(row.session_tail, appended.events),
             }
           : undefined,
       };
@@ -146,15 +152,22 @@ export class PgRunQueue implements RunQueue {
     });
   }
 
-  async heartbeat(claim: RunClaim, leaseMs: number): Promise<{ held: boolean; cancelRequested: boolean }> {
-    const res = await this.db.query<{ cancel_requested_at: Date | null }>(
+  async heartbeat(
+    claim: RunClaim,
+    leaseMs: number,
+  ): Promise<{ held: boolean; cancelRequested: boolean; interruptRequested: boolean }> {
+    const res = await this.db.query<{ cancel_requested_at: Date | null; interrupt: unknown }>(
       `UPDATE runs SET lease_expires_at = now() + ($3::int * interval '1 millisecond')
         WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
-        RETURNING cancel_requested_at`,
+        RETURNING cancel_requested_at, interrupt`,
       [claim.runId, claim.leaseEpoch, leaseMs],
     );
     const row = res.rows[0];
-    return { held: row !== undefined, cancelRequested: row?.cancel_requested_at != null };
+    return {
+      held: row !== undefined,
+      cancelRequested: row?.cancel_requested_at != null,
+      interruptRequested: row?.interrupt != null,
+    };
   }
 }
 
@@ -233,7 +246,8 @@ function sessionTailOf(read: ClaimRow['session_tail'], own: readonly StoredEvent
 /**
  * The claim statement, prepared once per connection (`Database.transactionFromPrepared`): parsing
  * and planning it took longer than running it (~0.6 ms against ~0.3 ms), on the wake → `run.claimed`
- * path. `$1` is the lease in milliseconds; with `onlyRun`, `$2` is the one run it may claim.
+ * path. `$1` is the lease in milliseconds; with `onlyRun`, `$2` is the one run it may claim, with
+ * its child runs (a `delegate.run`'s, ADR 0037).
  */
 function claimSql(onlyRun: boolean): string {
   return `UPDATE runs r SET lease_expires_at = now() + ($1::int * interval '1 millisecond')
@@ -241,7 +255,10 @@ function claimSql(onlyRun: boolean): string {
        SELECT id FROM runs
         WHERE ((status = 'queued' AND (scheduled_for IS NULL OR scheduled_for <= now()))
            OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))
-          ${onlyRun ? 'AND id = $2::uuid' : ''}
+          -- A run queued behind another (issue 33) waits until it is its session's active run.
+          AND (queued_behind IS NULL
+               OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = runs.session_id AND s.active_run_id = runs.id))
+          ${onlyRun ? 'AND (id = $2::uuid OR parent_run_id = $2::uuid)' : ''}
         ORDER BY priority, created_at
         FOR UPDATE SKIP LOCKED
         LIMIT 1)
@@ -249,7 +266,7 @@ function claimSql(onlyRun: boolean): string {
                r.principal_id, r.started_at,
                to_jsonb(r) AS run_row,
                (SELECT to_jsonb(s) FROM sessions s WHERE s.id = r.session_id) AS session_row,
-               ${GENERATION_READ_SQL} AS generation,
+               ${GENERATION_SQL}::text AS generation,
                CASE WHEN r.started_at IS NULL THEN
                  (SELECT jsonb_build_object('status', t.status, 'version', t.version) FROM trajectory_consents t
                    WHERE t.tenant_id = r.tenant_id AND t.principal_id = r.principal_id)
@@ -258,7 +275,7 @@ function claimSql(onlyRun: boolean): string {
                  WHERE c.run_id = r.id ORDER BY c.version DESC LIMIT 1) AS checkpoint,
                (SELECT e.sequence FROM events e WHERE e.run_id = r.id ORDER BY e.id LIMIT 1) AS first_sequence,
                (SELECT coalesce(jsonb_agg(jsonb_build_object('serverId', g.server_id, 'default', g.default_decision,
-                                                             'tools', g.tools)), '[]'::jsonb)
+                                                             'tools', g.tools, 'rules', g.rules)), '[]'::jsonb)
                   FROM agent_mcp_grants g WHERE g.agent_id = r.agent_id) AS operator_grants,
                EXISTS (SELECT 1 FROM tool_invocations ti WHERE ti.run_id = r.id) AS has_tool_invocations,
                (SELECT coalesce(jsonb_agg(jsonb_build_object(

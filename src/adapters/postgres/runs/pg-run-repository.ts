@@ -3,7 +3,17 @@ import type { RunRecord } from '../../../domain/run/run';
 import type { RunRepository } from '../../../ports/run-store';
 import type { Database } from '../database';
 import { UUID_PATTERN } from '../keyset-cursor';
-import { toRunRecord } from './run-row';
+import { toRunRecord } from '../../../domain/projections/run-record';
+
+/**
+ * A queued run's place in its session (issue 33): 0 when it is the session's active run (next to be
+ * claimed), n when n runs are ahead of it (`sessions.queued_run_ids`); null for a run not queued.
+ */
+const QUEUE_POSITION_SQL = `CASE WHEN r.status = 'queued' THEN (
+    SELECT CASE WHEN s.active_run_id = r.id THEN 0
+                ELSE (SELECT q.ord FROM jsonb_array_elements_text(s.queued_run_ids) WITH ORDINALITY q(id, ord)
+                       WHERE q.id = r.id::text) END
+      FROM sessions s WHERE s.id = r.session_id) END`;
 
 export class PgRunRepository implements RunRepository {
   constructor(private readonly db: Database) {}
@@ -15,11 +25,11 @@ export class PgRunRepository implements RunRepository {
   async get(runId: string, principal: Principal | null): Promise<RunRecord | null> {
     if (!UUID_PATTERN.test(runId)) return null;
     const res = principal
-      ? await this.db.query('SELECT * FROM runs WHERE id = $1 AND tenant_id = $2 AND principal_id = $3', [
-          runId,
-          principal.tenantId,
-          principal.principalId,
-        ])
+      ? await this.db.query(
+          `SELECT r.*, ${QUEUE_POSITION_SQL} AS queue_position FROM runs r
+            WHERE r.id = $1 AND r.tenant_id = $2 AND r.principal_id = $3`,
+          [runId, principal.tenantId, principal.principalId],
+        )
       : await this.db.query('SELECT * FROM runs WHERE id = $1', [runId]);
     return res.rows[0] ? toRunRecord(res.rows[0]) : null;
   }

@@ -40,6 +40,7 @@ function toApproval(r: Record<string, unknown>): ApprovalRecord {
     resolvedAt: iso(r.resolved_at),
     resolvedBy: (r.resolved_by as string | null) ?? null,
     reason: resolution?.reason ?? null,
+    expiryWarnedAt: iso(r.expiry_warned_at),
   };
 }
 
@@ -97,10 +98,30 @@ export class PgToolRecords implements ToolRecordStore, DemoWriteLog {
     return res.rows.map(toApproval);
   }
 
+  async openInvocationsOfRun(runId: string): Promise<{ invocationId: string; status: string }[]> {
+    const res = await this.db.query<{ id: string; status: string }>(
+      `SELECT id, status FROM tool_invocations
+        WHERE run_id = $1 AND status IN ('proposed', 'authorized', 'waiting_for_approval', 'running', 'uncertain')
+        ORDER BY created_at, id`,
+      [runId],
+    );
+    return res.rows.map((r) => ({ invocationId: r.id, status: r.status }));
+  }
+
   async expiredApprovals(nowIso: string, limit: number): Promise<ApprovalRecord[]> {
     const res = await this.db.query(
       `SELECT * FROM approvals WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1::timestamptz ORDER BY expires_at LIMIT $2`,
       [nowIso, limit],
+    );
+    return res.rows.map(toApproval);
+  }
+
+  async expiringApprovals(nowIso: string, leadSeconds: number, limit: number): Promise<ApprovalRecord[]> {
+    const res = await this.db.query(
+      `SELECT * FROM approvals WHERE status = 'pending' AND expiry_warned_at IS NULL
+          AND expires_at > $1::timestamptz AND expires_at <= $1::timestamptz + make_interval(secs => $2)
+        ORDER BY expires_at LIMIT $3`,
+      [nowIso, leadSeconds, limit],
     );
     return res.rows.map(toApproval);
   }

@@ -1,6 +1,7 @@
 import type { Authorized } from './authorize';
 import { decided, deny, fail, type CallScope } from './call-scope';
 import { askUser, markUncertain, requestApproval, waitFor } from './suspensions';
+import { delegate } from './delegate';
 import type { ToolCallOutcome } from './types';
 
 /** The call may start (`proceed`), or this is what happens instead. */
@@ -15,7 +16,7 @@ export async function approve(s: CallScope, a: Authorized): Promise<Approval> {
   const status = s.existing?.status ?? 'proposed';
   switch (status) {
     case 'proposed':
-      if (a.decision.decision === 'require_approval') return requestApproval(s, a.tool.spec, a.args, a.decision);
+      if (a.decision.decision === 'require_approval') return requestApproval(s, a.tool.spec, a.args, a.decision, a.ext);
       await authorized(s, a.decision);
       return 'proceed';
     case 'waiting_for_approval':
@@ -26,6 +27,7 @@ export async function approve(s: CallScope, a: Authorized): Promise<Approval> {
       if (a.tool.spec.idempotency === 'non_idempotent' && s.existing?.effectSentAt)
         return markUncertain(s, a.tool.spec, a.args, s.existing);
       if (a.ext.control === 'ask_user') return askUser(s, a.args, false);
+      if (a.ext.control === 'delegate') return delegate(s, a.args, false);
       return 'proceed'; // read-only, idempotent and conditional (we always pass the key) tools retry (§8.4)
     case 'uncertain':
       return afterReview(s, a);
@@ -41,7 +43,7 @@ function authorized(s: CallScope, d: { decision: string; reasonCode: string; pol
 
 async function afterApproval(s: CallScope, a: Authorized): Promise<Approval> {
   const approval = await s.p.records.approvalForInvocation(s.invocationId, 'tool_call');
-  if (!approval) return requestApproval(s, a.tool.spec, a.args, a.decision);
+  if (!approval) return requestApproval(s, a.tool.spec, a.args, a.decision, a.ext);
   if (approval.status === 'pending') return waitFor(approval.id);
   if (approval.status !== 'approved') {
     // The resolver normally records the denial itself; this covers a resolution without it.

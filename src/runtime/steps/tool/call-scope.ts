@@ -1,5 +1,5 @@
 import type { ToolCallItem } from '../../../domain/conversation/items';
-import type { Tool } from '../../../ports/tool';
+import type { Tool, ToolExecutionContext } from '../../../ports/tool';
 import type { ToolCallStatus } from '../../../ports/metrics';
 import type { InvocationRecord } from '../../../ports/tool-records';
 import type { NewEvent } from '../../../domain/events/payloads';
@@ -30,6 +30,10 @@ export interface CallScope {
   startedMs: number;
   /** The invocation aggregate's state as this pass has decided it so far. */
   inv: ToolInvocationState;
+  /** A bridged call (plan §8.5): the `sandbox.run_program` invocation whose program made it. */
+  readonly bridgedFrom?: string;
+  /** Runs a call this invocation's program makes through the tool bridge (set for a model's call). */
+  callTool?: ToolExecutionContext['callTool'];
 }
 
 /** Asks the tool invocation decider for this call's events and moves the call's state on. */

@@ -40,6 +40,7 @@ export async function execute(s: CallScope, a: Authorized): Promise<ToolResult> 
       signal: controller.signal,
       deadlineAt: ctx.deadlineAt ?? null,
       agent: ctx.agent,
+      ...(s.callTool ? { callTool: s.callTool } : {}),
     });
     return await Promise.race([running, timeout]);
   } catch (e) {

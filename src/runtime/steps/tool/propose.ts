@@ -23,6 +23,7 @@ export async function propose(s: CallScope, sameCall?: readonly InvocationRecord
       arguments: call.arguments,
       argumentsHash: s.argsHash,
       idempotencyKey: s.key,
+      ...(s.bridgedFrom ? { bridgedFrom: s.bridgedFrom } : {}),
     }),
   );
   return null;

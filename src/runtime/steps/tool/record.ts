@@ -44,8 +44,9 @@ export async function recordResult(
   const { output, truncated } = await fitToolResult(labelled, a.tool.spec, where, p.artifacts);
   const latencyMs = p.clock.nowMs() - s.startedMs;
   const loadedSkill = skillOf(a.ext.eventsFor?.(result.output, s.invocationId) ?? []);
-  await write(
-    decided(s, {
+  const traces = tracesOf(a.ext.tracesFor?.(result.output, s.invocationId, ctx.runId) ?? []);
+  await write([
+    ...decided(s, {
       kind: 'CompleteToolCall',
       result: output,
       truncated,
@@ -53,7 +54,8 @@ export async function recordResult(
       trust,
       ...(loadedSkill ? { loadedSkill } : {}),
     }),
-  );
+    ...traces,
+  ]);
   return counted(s, call.name, 'succeeded');
 }
 
@@ -63,6 +65,13 @@ async function trustOf(s: CallScope, rule: string, output: Record<string, unknow
   const writes = await s.p.records.succeededInvocations(s.ctx.runId, 'workspace.write_text');
   const known = writes.some((w) => w.result?.path === output.path && w.result?.sha256 === output.sha256);
   return known ? 'internal_tool' : 'external_untrusted';
+}
+
+/** A tool's retrieval traces (`tracesFor`): only `memory.retrieved` may ride with a completion. */
+function tracesOf(extra: readonly NewEvent[]): readonly NewEvent[] {
+  for (const e of extra)
+    if (e.type !== 'memory.retrieved') throw new Error(`a tool extension may not record ${e.type}`);
+  return extra;
 }
 
 /**

@@ -1,4 +1,10 @@
-import { RUN_CANCELLED, RUN_CANCELLED_BEFORE_RETRY, RUN_CANCELLED_BEFORE_START } from '../../../domain/tools/outcomes';
+import {
+  RUN_CANCELLED,
+  RUN_CANCELLED_BEFORE_RETRY,
+  RUN_CANCELLED_BEFORE_START,
+  RUN_INTERRUPTED,
+  interruptedCallMessage,
+} from '../../../domain/tools/outcomes';
 import { isPureComputation } from '../../../domain/tools/tool-spec';
 import type { Authorized } from './authorize';
 import { decided, deny, fail, type CallScope } from './call-scope';
@@ -17,6 +23,9 @@ const STOPPED: ToolCallOutcome = { kind: 'stopped' };
 export async function start(s: CallScope, a: Authorized, options: ProcessOptions): Promise<ToolCallOutcome | null> {
   const { ctx } = s;
   if (ctx.signal.aborted) return STOPPED;
+  // A newer message asked the run to stop (issue 33): the safe point is before any tool starts,
+  // pure computations included.
+  if (ctx.interrupted?.()) return refuseCancelled(s, a);
   const before = s.inv;
   const startEvents = decided(s, { kind: 'StartToolCall' });
   if (isPureComputation(a.tool.spec)) await s.later(startEvents);
@@ -39,12 +48,16 @@ export async function start(s: CallScope, a: Authorized, options: ProcessOptions
 }
 
 /**
- * The run's cancel was requested before the tool started. A call an earlier lease started (and a
- * crash interrupted) is not retried, and may have taken effect: it failed. Any other call never
- * ran: it is refused.
+ * The run's cancel (or an interrupt, issue 33) was requested before the tool started. A call an
+ * earlier lease started (and a crash interrupted) is not retried, and may have taken effect: it
+ * failed. Any other call never ran: it is refused.
  */
 async function refuseCancelled(s: CallScope, a: Authorized): Promise<ToolCallOutcome> {
   const status = s.existing?.status ?? 'proposed';
+  if (s.ctx.interrupted?.()) {
+    await fail(s, RUN_INTERRUPTED, interruptedCallMessage(status), false);
+    return { kind: 'cancelled' };
+  }
   if (status === 'running' || status === 'uncertain') {
     await fail(s, RUN_CANCELLED, RUN_CANCELLED_BEFORE_RETRY, false);
   } else {

@@ -8,6 +8,7 @@ import type { NewEvent } from '../../../domain/events/payloads';
 import { decideApprovalRequest } from '../events';
 import { decided, type CallScope } from './call-scope';
 import type { ToolCallOutcome } from './types';
+import type { ToolExtensions } from '../../../tools/tool-extensions';
 
 type Suspend = Extract<ToolCallOutcome, { kind: 'suspend' }>;
 
@@ -42,18 +43,24 @@ function requested(
   return { approvalId, events };
 }
 
-/** The policy requires a human's approval: `approval.requested`, then the run waits (plan §9.3). */
+/**
+ * The policy requires a human's approval: `approval.requested`, then the run waits (plan §9.3). A
+ * tool may word what the human is asked (`ToolExtensions.approvalSummary`: a schedule's cadence and
+ * next firings); otherwise the generic summary of its arguments.
+ */
 export function requestApproval(
   s: CallScope,
   spec: ToolSpec,
   args: Record<string, unknown>,
   decision: PolicyDecision,
+  ext: Pick<ToolExtensions, 'approvalSummary'> = {},
 ): Suspend {
+  const actionSummary = ext.approvalSummary?.(args) ?? approvalSummary(spec.name, args);
   const { approvalId, events } = requested(
     s,
     spec,
     args,
-    { actionKind: 'tool_call', actionSummary: approvalSummary(spec.name, args), policyReason: decision.reasonCode },
+    { actionKind: 'tool_call', actionSummary, policyReason: decision.reasonCode },
     { expiresAt: s.p.policy.approvalExpiry(s.p.clock.nowMs()), policyVersion: decision.policyVersion },
   );
   return waitFor(approvalId, events);

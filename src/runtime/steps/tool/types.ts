@@ -1,4 +1,6 @@
 import type { AgentSpec } from '../../../domain/agent';
+import type { ChildBatch } from '../../../domain/delegation/materialize';
+import type { ChildAgent, DelegatingParent } from '../../../domain/delegation/plan';
 import type { NewEvent } from '../../../domain/events/payloads';
 import type { Principal } from '../../../domain/principal';
 import type { Clock, IdFactory } from '../../../ports/clock';
@@ -18,6 +20,22 @@ export interface ToolCallContext {
   readonly signal: AbortSignal;
   /** The run's deadline, passed to tools (sandbox.run_command bounds its timeout by it). */
   readonly deadlineAt?: string | null;
+  /** A child run's tool subset (`run.delegated`): any other tool is denied. Absent for a turn. */
+  readonly allowedTools?: ReadonlySet<string> | null;
+  /** What `delegate.run` plans children from; absent when the run may not delegate. */
+  readonly delegation?: DelegationContext;
+  /** Whether a newer message asked the run to stop (issue 33): no tool starts once it did. */
+  readonly interrupted?: () => boolean;
+}
+
+/** The parent as `delegate.run` sees it, its fan-out cap, and how a brief's agent is found. */
+export interface DelegationContext {
+  readonly parent: DelegatingParent;
+  readonly maxFanOut: number;
+  /** The current version of each named agent (unknown ids are left out). */
+  readonly agents: (agentIds: readonly string[]) => Promise<ReadonlyMap<string, ChildAgent>>;
+  /** Whether the tenant may have `children` more active runs (per-tenant admission); absent: no ceiling. */
+  readonly admits?: (tenantId: string, children: number) => Promise<string | null>;
 }
 
 /** Writes events for one run (fenced by the caller's lease). */
@@ -51,7 +69,9 @@ export interface ProcessOptions {
 /** What a suspended run waits for: an approval (or review) by id, or the user's answer to a question. */
 export type Awaiting =
   | { readonly kind: 'approval'; readonly approvalId: string }
-  | { readonly kind: 'user'; readonly questionId: string; readonly question: string };
+  | { readonly kind: 'user'; readonly questionId: string; readonly question: string }
+  /** The children a `delegate.run` call planned: materialized with the parent's wait, in one transaction. */
+  | { readonly kind: 'children'; readonly invocationId: string; readonly children: readonly ChildBatch[] };
 
 /**
  * `suspend`: the run must wait for a human. The run loop appends `before`, a checkpoint and the
