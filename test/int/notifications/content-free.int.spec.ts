@@ -39,6 +39,8 @@ const file = path.join(dir, 'tokens.json');
 const tokens: Record<string, string> = {};
 const logLines: string[] = [];
 const bodies: Record<Who, string[]> = { alice: [], carol: [] };
+/** Bodies the receiver answered 200: the retried, successful deliveries. */
+const accepted: Record<Who, string[]> = { alice: [], carol: [] };
 const seen = new Set<string>();
 let receiver: http.Server;
 let receiverBase: string;
@@ -54,6 +56,7 @@ beforeAll(async () => {
       const id = String(req.headers['x-agent-delivery']);
       // The first attempt of every delivery fails: the failure log and attempt rows are grepped too.
       res.statusCode = seen.has(id) ? 200 : 500;
+      if (res.statusCode === 200) accepted[who].push(body);
       seen.add(id);
       res.end();
     });
@@ -110,7 +113,8 @@ async function submit(who: Who, text: string): Promise<void> {
 const inbox = async (who: Who): Promise<WireBody[]> =>
   (await call(h.base, 'GET', '/v1/notifications?limit=50', { headers: as(who) })).body.items;
 const kinds = async (who: Who) => new Set((await inbox(who)).map((n) => String(n.kind)));
-const delivered = (who: Who, kind: string) => bodies[who].some((b) => (JSON.parse(b) as WireBody).kind === kind);
+// Delivered means the retry succeeded, not merely that the failing first attempt arrived.
+const delivered = (who: Who, kind: string) => accepted[who].some((b) => (JSON.parse(b) as WireBody).kind === kind);
 const KINDS = ['approval.requested', 'run.waiting_for_user', 'approval.expiring', 'approval.expired'];
 
 function expectFreeOf(text: string, words: readonly string[], where: string): void {
