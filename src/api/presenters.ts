@@ -5,7 +5,7 @@ import type { RunUsage } from '../domain/run/usage';
 import type { ChildRun } from '../ports/run-store';
 import type { SessionRecord } from '../domain/session';
 import type { NotificationRecord } from '../ports/notifications';
-import type { ApprovalRecord, Page, SessionMessage } from '../ports/read-models';
+import type { ApprovalRecord, ForkNode, Page, SessionMessage } from '../ports/read-models';
 import { snakeCase } from './error-envelope';
 
 /** Domain records as wire JSON (snake_case). Nothing else decides the response shapes. */
@@ -28,6 +28,19 @@ export const presentSession = (s: SessionRecord) => ({
   last_sequence: s.lastSequence,
   created_at: s.createdAt,
   updated_at: s.updatedAt,
+  parent_session_id: s.parentSessionId,
+  forked_at_sequence: s.forkedAtSequence,
+});
+
+/** A session of a fork tree, with its forks (issue 33). */
+export const presentForkNode = (n: ForkNode): Record<string, unknown> => ({
+  id: n.id,
+  title: n.title,
+  status: n.status,
+  parent_session_id: n.parentSessionId,
+  forked_at_sequence: n.forkedAtSequence,
+  created_at: n.createdAt,
+  children: n.children.map(presentForkNode),
 });
 
 const presentUsage = (u: RunUsage) => ({

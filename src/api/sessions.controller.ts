@@ -5,11 +5,13 @@ import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { SubmitMessageCommand } from '../application/runs/submit-message';
 import { GetRunQuery } from '../application/runs/queries';
 import { CreateSessionCommand } from '../application/sessions/create-session';
+import { ForkSessionCommand } from '../application/sessions/fork-session';
 import { DeleteSessionCommand } from '../application/sessions/delete-session';
 import { RenameSessionCommand } from '../application/sessions/rename-session';
 import {
   CountActiveRunsQuery,
   FindSubmissionQuery,
+  GetForkTreeQuery,
   GetSessionQuery,
   ListMessagesQuery,
   ListSessionsQuery,
@@ -19,6 +21,7 @@ import { API_SETTINGS, type ApiSettings } from './api-tokens';
 import { Auth, RequireScope } from './auth/decorators';
 import {
   CreateSessionBody,
+  ForkSessionBody,
   MessageBody,
   MessageQuery,
   PageQuery,
@@ -28,7 +31,7 @@ import {
 import { ValidationError } from '../domain/errors';
 import { isInterruptMode } from '../domain/run/multitask';
 import { RateLimitedError } from './errors';
-import { presentCreatedSession, presentMessage, presentPage, presentSession } from './presenters';
+import { presentCreatedSession, presentForkNode, presentMessage, presentPage, presentSession } from './presenters';
 import { deliverRunInput } from './deferred-commands';
 import { uuidParam } from './validation';
 
@@ -99,6 +102,41 @@ export class SessionsController {
   @ApiErrors(400, 404, 409)
   async remove(@Auth() principal: Principal, @Param('id', uuidParam('session_id')) id: string): Promise<void> {
     await this.commands.execute(new DeleteSessionCommand(principal, id));
+  }
+
+  @Post(':id/fork')
+  @HttpCode(201)
+  @RequireScope('sessions.write')
+  @ApiOperation({
+    summary:
+      "Fork a session at a sequence of its log (default: the end): a new session whose history is the parent's up to that point, by reference; with `message`, the user message there is replaced and run",
+  })
+  @ApiSuccess(201, '{id, parent_session_id, at_sequence, run_id?}')
+  @ApiErrors(400, 404, 413, 415)
+  async fork(
+    @Auth() principal: Principal,
+    @Param('id', uuidParam('session_id')) id: string,
+    @Body() body: ForkSessionBody,
+  ) {
+    const text = body.message ? body.message.content.map((p) => p.text).join('\n\n') : null;
+    const f = await this.commands.execute(new ForkSessionCommand(principal, id, body.at_sequence ?? null, text));
+    return {
+      id: f.id,
+      parent_session_id: f.parentSessionId,
+      at_sequence: f.atSequence,
+      ...(f.runId === null ? {} : { run_id: f.runId }),
+    };
+  }
+
+  @Get(':id/tree')
+  @RequireScope('sessions.read')
+  @ApiOperation({
+    summary: "The fork tree a session belongs to: its root and every fork below it, with each fork's point",
+  })
+  @ApiSuccess(200, '{root: {id, title, parent_session_id, forked_at_sequence, created_at, children: […]}}')
+  @ApiErrors(400, 404)
+  async tree(@Auth() principal: Principal, @Param('id', uuidParam('session_id')) id: string) {
+    return { root: presentForkNode(await this.queries.execute(new GetForkTreeQuery(principal, id))) };
   }
 
   @Get(':id/messages')

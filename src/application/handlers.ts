@@ -1,4 +1,5 @@
 import { CreateSessionHandler } from './sessions/create-session';
+import { ForkSessionHandler } from './sessions/fork-session';
 import { CancelRunHandler } from './runs/cancel-run';
 import {
   GetApprovalHandler,
@@ -15,6 +16,7 @@ import { RenameSessionHandler } from './sessions/rename-session';
 import {
   CountActiveRunsHandler,
   FindSubmissionHandler,
+  GetForkTreeHandler,
   GetSessionHandler,
   ListMessagesHandler,
   ListSessionsHandler,
@@ -23,6 +25,7 @@ import {
 /** Every CQRS handler, registered by the application module. */
 export const APPLICATION_HANDLERS = [
   CreateSessionHandler,
+  ForkSessionHandler,
   SubmitMessageHandler,
   CancelRunHandler,
   GetRunHandler,
@@ -34,6 +37,7 @@ export const APPLICATION_HANDLERS = [
   DeleteSessionHandler,
   RenameSessionHandler,
   ListMessagesHandler,
+  GetForkTreeHandler,
   CountActiveRunsHandler,
   ListApprovalsHandler,
   GetApprovalHandler,

@@ -14,6 +14,7 @@ import type { ContextCheckpointRef } from '../domain/run/checkpoint';
 import type { ToolSpec } from '../domain/tools/tool-spec';
 import type { Logger } from '../ports/logger';
 import type { TokenEstimator, TokenEstimatorProvider } from '../ports/token-estimator';
+import { ForkAwareHistory } from './fork-history';
 import { APPROX_ESTIMATORS } from './approx-estimator';
 import { allocate, DEFAULT_CAPS, yieldReserve, type BudgetCaps } from './budget';
 import { ExtractiveCompactor, renderSummary, type Compactor, type CompactionOutput } from './compactor';
@@ -174,11 +175,14 @@ export class ContextEngine {
   private readonly compactor: Compactor;
   private readonly maxSessions: number;
   private readonly extractive = new ExtractiveCompactor();
+  /** The session log as the engine folds it: a fork reads through its parent (fork-history.ts). */
+  private readonly source: HistorySource;
 
   constructor(
-    private readonly source: HistorySource,
+    source: HistorySource,
     private readonly options: ContextEngineOptions = {},
   ) {
+    this.source = new ForkAwareHistory(source);
     this.estimators = options.estimators ?? APPROX_ESTIMATORS;
     this.caps = options.caps ?? DEFAULT_CAPS;
     this.compactor = options.compactor ?? this.extractive;

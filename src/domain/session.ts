@@ -16,4 +16,7 @@ export interface SessionRecord {
   readonly lastRunId: string | null;
   readonly createdAt: string;
   readonly updatedAt: string;
+  /** A fork (issue 33): the session it was forked from and the parent sequence its history ends at; null otherwise. */
+  readonly parentSessionId: string | null;
+  readonly forkedAtSequence: number | null;
 }

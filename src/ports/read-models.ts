@@ -18,6 +18,17 @@ export interface SessionMessage {
   readonly createdAt: string;
 }
 
+/** One session of a fork tree (issue 33): its fork point and the forks taken from it, oldest first. */
+export interface ForkNode {
+  readonly id: string;
+  readonly title: string | null;
+  readonly status: 'active' | 'deleted';
+  readonly parentSessionId: string | null;
+  readonly forkedAtSequence: number | null;
+  readonly createdAt: string;
+  readonly children: readonly ForkNode[];
+}
+
 /**
  * Read side of sessions for the API. The principal is a query argument: every read is limited to
  * the principal's own tenant and its own sessions, so anything else is simply "not found".
@@ -34,13 +45,19 @@ export interface SessionReadModel {
     cursor: string | null,
     search?: string | null,
   ): Promise<Page<SessionRecord>>;
-  /** User and completed assistant messages of one session, oldest first; null when the session is not the principal's. */
+  /**
+   * User and completed assistant messages of one session, oldest first; null when the session is not
+   * the principal's. A fork's transcript starts with the messages it inherits from its parent (up to
+   * its fork point, through every ancestor), then its own.
+   */
   messages(
     sessionId: string,
     principal: Principal,
     limit: number,
     cursor: string | null,
   ): Promise<Page<SessionMessage> | null>;
+  /** The fork tree `sessionId` belongs to, from its root; null when the session is not the principal's. */
+  forkTree(sessionId: string, principal: Principal): Promise<ForkNode | null>;
   /** Non-terminal runs of a tenant (for the per-tenant concurrent-run ceiling). */
   activeRunCount(tenantId: string): Promise<number>;
 }

@@ -5,6 +5,7 @@ import {
   foldBatch,
   keysTouched,
   refuseBatch,
+  sequenceBefore,
   type ProjectionState,
 } from '../../domain/projections/append-batch';
 import type { Row } from '../../domain/projections';
@@ -55,7 +56,7 @@ export class MemoryEventLog {
       throw new InvalidEventPayloadError('append needs at least one event', { sessionId: req.sessionId });
     const drafts = draftEvents(req, this.clock.nowIso(), null);
     const own = this.sessions.get(req.sessionId) ?? [];
-    const last = own.length;
+    const last = sequenceBefore(drafts[0], own.at(-1)?.sequence ?? 0);
     refuseBatch(drafts[0], this.rowsFor(req.sessionId, drafts), { ...req, lastSequence: last });
     const stored = drafts.map((d, i) => ({ ...d, id: this.log.length + i + 1, sequence: last + i + 1 }));
     const cps = this.checkpointsOf(req, stored);

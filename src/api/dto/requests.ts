@@ -82,6 +82,39 @@ export class MessageQuery {
   multitask_strategy?: MultitaskStrategy;
 }
 
+/** The replacement message of a fork ("edit and resend"): the content of a user message. */
+export class ForkMessage {
+  @ApiProperty({ type: [TextPart] })
+  @IsArray()
+  @ArrayMinSize(1, { message: 'content must hold at least one text part' })
+  @ArrayMaxSize(32)
+  @ValidateNested({ each: true })
+  @Type(() => TextPart)
+  content!: TextPart[];
+}
+
+/** `POST /v1/sessions/{id}/fork` (issue 33). */
+export class ForkSessionBody {
+  @ApiPropertyOptional({
+    minimum: 1,
+    description:
+      "The parent's sequence to fork at (default: the end of its log). With `message`, the sequence of the user message the fork replaces.",
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  at_sequence?: number;
+
+  @ApiPropertyOptional({
+    type: ForkMessage,
+    description: 'Edit and resend: replaces the user message at `at_sequence`; the fork runs it at once.',
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ForkMessage)
+  message?: ForkMessage;
+}
+
 export class CancelRunBody {
   @ApiPropertyOptional({ maxLength: 1000 })
   @IsOptional()

@@ -3,7 +3,7 @@ import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { NotFoundError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import type { SessionRecord } from '../../domain/session';
-import type { Page, SessionMessage, SessionReadModel } from '../../ports/read-models';
+import type { ForkNode, Page, SessionMessage, SessionReadModel } from '../../ports/read-models';
 import type { SessionRepository } from '../../ports/session-repository';
 import { SESSION_READ_MODEL, SESSION_REPOSITORY } from '../tokens';
 
@@ -73,6 +73,27 @@ export class ListMessagesHandler implements IQueryHandler<ListMessagesQuery> {
     const page = await this.sessions.messages(q.sessionId, q.principal, q.limit, q.cursor);
     if (!page) throw new NotFoundError(`session ${q.sessionId} not found`, { sessionId: q.sessionId });
     return page;
+  }
+}
+
+/** The fork tree a session of the principal belongs to (issue 33), from its root. */
+export class GetForkTreeQuery extends Query<ForkNode> {
+  constructor(
+    readonly principal: Principal,
+    readonly sessionId: string,
+  ) {
+    super();
+  }
+}
+
+@QueryHandler(GetForkTreeQuery)
+export class GetForkTreeHandler implements IQueryHandler<GetForkTreeQuery> {
+  constructor(@Inject(SESSION_READ_MODEL) private readonly sessions: SessionReadModel) {}
+
+  async execute(q: GetForkTreeQuery): Promise<ForkNode> {
+    const tree = await this.sessions.forkTree(q.sessionId, q.principal);
+    if (!tree) throw new NotFoundError(`session ${q.sessionId} not found`, { sessionId: q.sessionId });
+    return tree;
   }
 }
 

@@ -90,7 +90,36 @@ export interface RenameSession {
   readonly title: string;
 }
 
-export type SessionCommand = CreateSession | DeleteSession | SubmitMessage | RenameSession;
+/**
+ * A new session forked from another at a point of its log (issue 33): its history is the parent's
+ * up to `parent.sequence`, by reference. With `message`, the fork replaces the user message at
+ * `parent.atSequence` ("edit and resend"): the message and its run are the fork's first turn.
+ */
+export interface ForkSession {
+  readonly kind: 'ForkSession';
+  readonly actor: Actor;
+  readonly agentId: string;
+  readonly agentVersion: number;
+  readonly principalId: string;
+  readonly title: string | null;
+  readonly metadata: Record<string, unknown>;
+  readonly parent: ForkPoint;
+  readonly message: Omit<SubmitMessage, 'kind' | 'strategy' | 'interrupting'> | null;
+}
+
+/** Where a fork leaves its parent, as the caller's handler read it from the parent's log. */
+export interface ForkPoint {
+  readonly sessionId: string;
+  /** The parent's last sequence (the end of its stream, forks' prefixes included). */
+  readonly lastSequence: number;
+  /** The sequence the caller asked for. */
+  readonly atSequence: number;
+  /** The type of the event at `atSequence` and, for a user message, its id. */
+  readonly eventType: string;
+  readonly messageId: string | null;
+}
+
+export type SessionCommand = CreateSession | DeleteSession | SubmitMessage | RenameSession | ForkSession;
 
 function notFound(sessionId: string): NotFoundError {
   return new NotFoundError(`session ${sessionId} not found`, { sessionId });
@@ -122,7 +151,54 @@ function decide(command: SessionCommand, state: SessionState): Decision {
       return submit(command, state);
     case 'RenameSession':
       return rename(command, state);
+    case 'ForkSession':
+      return fork(command, state);
   }
+}
+
+/**
+ * The fork's first event, and with a replacement message its first turn. The prefix ends at the
+ * asked sequence, or just before the user message a replacement resends (which must be one).
+ */
+function fork(command: ForkSession, state: SessionState): Decision {
+  if (state.status !== 'absent') return refuse(new InvalidStateTransition('the session exists already', {}));
+  const { parent, message } = command;
+  if (parent.atSequence < 1 || parent.atSequence > parent.lastSequence) {
+    return refuse(
+      new NotFoundError(
+        `session ${parent.sessionId} has no sequence ${parent.atSequence} (its log ends at ${parent.lastSequence})`,
+        { field: 'at_sequence', sessionId: parent.sessionId, lastSequence: parent.lastSequence },
+      ),
+    );
+  }
+  if (message !== null && parent.eventType !== 'user.message.created') {
+    return refuse(
+      new ValidationError(
+        `at_sequence ${parent.atSequence} is a ${parent.eventType} event; a replacement message needs the sequence of a user message`,
+        { field: 'at_sequence', eventType: parent.eventType },
+      ),
+    );
+  }
+  const forked = event(
+    'session.forked',
+    {
+      agentId: command.agentId,
+      agentVersion: command.agentVersion,
+      principalId: command.principalId,
+      title: command.title,
+      metadata: command.metadata,
+      parentSessionId: parent.sessionId,
+      parentSequence: message === null ? parent.atSequence : parent.atSequence - 1,
+      atSequence: parent.atSequence,
+      replacedMessageId: message === null ? null : parent.messageId,
+    },
+    command.actor,
+  );
+  if (message === null) return accept(forked);
+  return combine(
+    accept(forked),
+    submit({ ...message, kind: 'SubmitMessage', strategy: 'reject' }, evolve(state, forked)),
+  );
 }
 
 function submit(command: SubmitMessage, state: SessionState): Decision {
@@ -200,6 +276,7 @@ function rename(command: RenameSession, state: SessionState): Decision {
 function evolve(state: SessionState, e: DecidedEvent): SessionState {
   switch (e.type) {
     case 'session.created':
+    case 'session.forked':
       return { status: 'active', title: e.data.title, activeRun: null, queuedRunIds: [] };
     case 'session.title.changed':
       return { ...state, title: e.data.title };

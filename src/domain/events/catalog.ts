@@ -139,6 +139,20 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       metadata: anyObject(),
     }),
   },
+  'session.forked': {
+    currentVersion: 1,
+    schema: obj({
+      agentId: str({ minLength: 1 }),
+      agentVersion: int({ minimum: 1 }),
+      principalId: str({ minLength: 1 }),
+      title: nullable(str({ maxLength: 500 })),
+      metadata: anyObject(),
+      parentSessionId: uuid(),
+      parentSequence: int({ minimum: 1 }),
+      atSequence: int({ minimum: 1 }),
+      replacedMessageId: nullable(uuid()),
+    }),
+  },
   'session.title.changed': {
     currentVersion: 1,
     schema: obj({ title: str({ minLength: 1, maxLength: 500 }), source: oneOfStr(['first_message', 'user']) }),

@@ -22,6 +22,23 @@ export interface EventPayloads extends MemoryEventPayloads {
     title: string | null;
     metadata: Record<string, unknown>;
   };
+  /**
+   * A session created as a fork of another (issue 33, `POST /v1/sessions/{id}/fork`): its history is
+   * the parent's log up to `parentSequence`, read through the parent by reference (nothing copied),
+   * and its own stream continues from `parentSequence + 1`. `atSequence` is what the caller asked
+   * for; with a replacement message (`replacedMessageId`) the prefix ends just before that message.
+   */
+  'session.forked': {
+    agentId: string;
+    agentVersion: number;
+    principalId: string;
+    title: string | null;
+    metadata: Record<string, unknown>;
+    parentSessionId: string;
+    parentSequence: number;
+    atSequence: number;
+    replacedMessageId: string | null;
+  };
   /** The session's title, taken from its first message or set by the user (`PATCH /v1/sessions/{id}`). */
   'session.title.changed': { title: string; source: 'first_message' | 'user' };
   'session.deleted': { reason: string | null };

@@ -32,6 +32,18 @@ export interface AppendConditions {
   readonly fence?: { readonly runId: string; readonly leaseEpoch: number };
 }
 
+/** Event types that create their session: the batch's first event, on a session that does not exist yet. */
+const CREATING_TYPES: ReadonlySet<string> = new Set(['session.created', 'session.forked']);
+
+/**
+ * The sequence the batch's events follow: the session's last one, or for a fork's first batch the
+ * parent sequence its history ends at (issue 33): a fork's own stream continues the prefix it reads
+ * through its parent, so the history it folds is one ordered log.
+ */
+export function sequenceBefore(first: StoredEvent, lastSequence: number): number {
+  return lastSequence === 0 && first.type === 'session.forked' ? first.data.parentSequence : lastSequence;
+}
+
 /**
  * Throws the refusal the batch meets on `state`: the session exists (or, for `session.created`,
  * does not) for this tenant, is at the expected sequence, and the fenced run's lease epoch is the
@@ -39,7 +51,7 @@ export interface AppendConditions {
  */
 export function refuseBatch(first: StoredEvent, state: ProjectionState, c: AppendConditions): void {
   const { sessionId } = c;
-  const creating = first.type === 'session.created';
+  const creating = CREATING_TYPES.has(first.type);
   const sessionRow = state.get(sessionProjection)?.get(sessionId);
   if (creating && sessionRow) throw new ConflictError(`session ${sessionId} already exists`, { sessionId });
   if (!creating && (!sessionRow || sessionRow.tenant_id !== c.tenantId))
@@ -78,7 +90,7 @@ export function foldBatch(stored: readonly StoredEvent[], state: ProjectionState
       }
     }
   }
-  if (stored[0].type === 'session.created' && !changed.get(sessionProjection)?.has(stored[0].sessionId)) {
+  if (CREATING_TYPES.has(stored[0].type) && !changed.get(sessionProjection)?.has(stored[0].sessionId)) {
     throw new InvalidEventPayloadError(`batch for session ${stored[0].sessionId} produced no session state`, {
       sessionId: stored[0].sessionId,
     });

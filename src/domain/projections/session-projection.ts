@@ -11,11 +11,12 @@ import { queueAfterEnded, queueAfterQueued, type SessionQueue } from '../run/ses
  * row as it is and the append does not write it. The last sequence is `max(sequence)` of the
  * session's events, one index probe. v4 (issue 33): `queued_run_ids`, the runs waiting behind the
  * active one (FIFO, `run.queued` v2 `queuedBehind`); when the active run ends the next becomes active.
+ * v5 (issue 33): `parent_session_id` and `forked_at_sequence`, from `session.forked` (null otherwise).
  */
 export const sessionProjection: Projection = {
   name: 'sessions',
   table: 'sessions',
-  version: 4,
+  version: 5,
   keyColumn: 'id',
   columns: [
     'id',
@@ -32,10 +33,13 @@ export const sessionProjection: Projection = {
     'message_count',
     'created_at',
     'updated_at',
+    'parent_session_id',
+    'forked_at_sequence',
   ],
   keyOf: (e) => e.sessionId,
   evolve(row: Row | undefined, e: StoredEvent): Row | undefined {
-    if (e.type === 'session.created') {
+    if (e.type === 'session.created' || e.type === 'session.forked') {
+      const forked = e.type === 'session.forked' ? e.data : null;
       return {
         id: e.sessionId,
         tenant_id: e.tenantId,
@@ -51,6 +55,8 @@ export const sessionProjection: Projection = {
         message_count: 0,
         created_at: e.createdAt,
         updated_at: e.createdAt,
+        parent_session_id: forked?.parentSessionId ?? null,
+        forked_at_sequence: forked?.parentSequence ?? null,
       };
     }
     if (!row) return undefined; // events before session.created cannot exist; ignore defensively

@@ -8,6 +8,7 @@ import {
   foldBatch,
   keysTouched,
   refuseBatch,
+  sequenceBefore,
   type ProjectionState,
 } from '../../../domain/projections/append-batch';
 import { sessionProjection } from '../../../domain/projections/session-projection';
@@ -228,7 +229,7 @@ export class PgAppender {
     createdAt: string,
     commit: boolean,
   ): Promise<Appended & { changed: ProjectionState; runIds: ReadonlySet<string> }> {
-    const last = read.lastSequence;
+    const last = sequenceBefore(drafts[0], read.lastSequence);
     refuseBatch(drafts[0], read.state, { ...req, lastSequence: last });
     const stored = drafts.map((d, i) => ({ ...d, sequence: last + i + 1 }));
     const changed = foldBatch(stored, read.state);
