@@ -15,6 +15,7 @@ import type { ToolSpec } from '../domain/tools/tool-spec';
 import type { Logger } from '../ports/logger';
 import type { TokenEstimator, TokenEstimatorProvider } from '../ports/token-estimator';
 import { ForkAwareHistory } from './fork-history';
+import type { HistorySource } from './history-source';
 import { APPROX_ESTIMATORS } from './approx-estimator';
 import { allocate, DEFAULT_CAPS, yieldReserve, type BudgetCaps } from './budget';
 import { ExtractiveCompactor, renderSummary, type Compactor, type CompactionOutput } from './compactor';
@@ -39,10 +40,7 @@ export const PLATFORM_POLICY = [
 /** At most this many compactions per step (plan §11.4 via issue #11); then ContextOverflow. */
 export const MAX_COMPACTIONS_PER_STEP = 2;
 
-/** Where the engine reads the session log from (the event store's `listAfter`). */
-export interface HistorySource {
-  listAfter(sessionId: string, sequence: number, principal: Principal, limit?: number): Promise<StoredEvent[]>;
-}
+export type { HistorySource } from './history-source';
 
 export interface ContextEngineOptions {
   readonly estimators?: TokenEstimatorProvider;

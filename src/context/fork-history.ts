@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../domain/events/payloads';
 import type { Principal } from '../domain/principal';
-import type { HistorySource } from './engine';
+import type { HistorySource } from './history-source';
 
 /** Where a forked session's history leaves its parent (`session.forked`). */
 interface ForkOrigin {

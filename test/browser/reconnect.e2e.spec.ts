@@ -40,7 +40,8 @@ async function startApiProcess(): Promise<Proc> {
   await waitFor(
     'the API process to be ready',
     async () => (await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 200,
-    30_000,
+    // A process start (node, Nest, migrations checked) takes seconds on a loaded 2-core machine.
+    60_000,
   );
   return proc;
 }
@@ -94,5 +95,5 @@ describeWithChromium('dashboard across an API restart', () => {
     await page.locator('.bubble.assistant', { hasText: '391' }).waitFor();
     const log = (await t.platform.store.listAfter(sessionId, 0, LOCAL_PRINCIPAL)).map((e) => e.sequence);
     expect(await domSequences(page)).toEqual(log);
-  }, 90_000);
+  }, 150_000);
 });

@@ -135,6 +135,28 @@ export interface Session {
   last_sequence: number;
   created_at: string;
   updated_at: string;
+  /** A fork (issue 33): the session it was forked from and the parent sequence its history ends at. */
+  parent_session_id?: string | null;
+  forked_at_sequence?: number | null;
+}
+
+/** A durable transcript message (`GET /v1/sessions/{id}/messages`). */
+export interface Message {
+  sequence: number;
+  role: 'user' | 'assistant';
+  run_id: string | null;
+  content: { type: string; text?: string }[];
+}
+
+/** One session of a fork tree (`GET /v1/sessions/{id}/tree`). */
+export interface ForkNode {
+  id: string;
+  title: string | null;
+  status: string;
+  parent_session_id: string | null;
+  forked_at_sequence: number | null;
+  created_at: string;
+  children: ForkNode[];
 }
 
 export interface Run {

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, newKey, postIdempotent, TERMINAL_STATUS, type Session, type WireEvent } from './api';
 import { describe, json, statusAfter, time, type ToolNames } from './format';
+import { ForkButton, ForkOrigin, ForkTree } from './fork';
 import { Link, reportAuth } from './nav';
 import { ErrorText, StatusBadge } from './sessions-page';
 import { openStream, type ConnState } from './sse';
@@ -168,7 +169,7 @@ function AnswerBox(props: { runId: string; question: string }) {
   );
 }
 
-function RunCard(props: { g: RunGroup; delta: string | undefined; tools: ToolNames }) {
+function RunCard(props: { g: RunGroup; delta: string | undefined; tools: ToolNames; sessionId: string }) {
   const { g } = props;
   const [error, setError] = useState<unknown>(null);
   const [cancelling, setCancelling] = useState(false);
@@ -186,8 +187,11 @@ function RunCard(props: { g: RunGroup; delta: string | undefined; tools: ToolNam
     <article class="run" data-run={g.id} data-status={g.status} aria-label={`run ${g.id.slice(0, 8)}`}>
       {user ? (
         <p class="bubble user" data-seq={user.sequence} data-type={user.type}>
-          {((user.payload.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('\n')}
+          {userText(user)}
         </p>
+      ) : null}
+      {user && !active ? (
+        <ForkButton sessionId={props.sessionId} sequence={user.sequence} resend={userText(user)} />
       ) : null}
       <div class="run-head">
         <StatusBadge status={g.status} /> <Link href={`/runs/${g.id}`}>run {g.id.slice(0, 8)} details</Link>
@@ -217,9 +221,12 @@ function RunCard(props: { g: RunGroup; delta: string | undefined; tools: ToolNam
         </p>
       ) : null}
       {answers.map((a) => (
-        <p key={a.sequence} class="bubble assistant" data-seq={a.sequence} data-type={a.type}>
-          {String(a.payload.text ?? '')}
-        </p>
+        <div key={a.sequence}>
+          <p class="bubble assistant" data-seq={a.sequence} data-type={a.type}>
+            {String(a.payload.text ?? '')}
+          </p>
+          <ForkButton sessionId={props.sessionId} sequence={a.sequence} />
+        </div>
       ))}
       {g.failure ? (
         <p class="error" role="alert">
@@ -230,6 +237,9 @@ function RunCard(props: { g: RunGroup; delta: string | undefined; tools: ToolNam
     </article>
   );
 }
+
+const userText = (user: WireEvent) =>
+  ((user.payload.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('\n');
 
 /** A session: its runs as chat turns with compact timelines, live over the session's SSE stream. */
 export function SessionPage(props: { id: string }) {
@@ -301,6 +311,8 @@ export function SessionPage(props: { id: string }) {
         </h1>
         <ConnBadge state={conn.state} detail={conn.detail} />
       </div>
+      <ForkTree sessionId={props.id} refresh={runs.length} />
+      {session ? <ForkOrigin session={session} /> : null}
       <ul class="session-events" aria-label="session events">
         {sessionEvents.map((e) => (
           <li key={e.sequence} class="ev k-session" data-seq={e.sequence} data-type={e.type}>
@@ -313,7 +325,7 @@ export function SessionPage(props: { id: string }) {
       ) : null}
       <div class="runs">
         {runs.map((g) => (
-          <RunCard key={g.id} g={g} delta={deltas[g.id]} tools={tools} />
+          <RunCard key={g.id} g={g} delta={deltas[g.id]} tools={tools} sessionId={props.id} />
         ))}
       </div>
       <div ref={bottom} />

@@ -27,7 +27,7 @@ const QUESTIONS = Array.from({ length: 10 }, (_, i) => `What is ${i + 11} multip
 async function turn(sessionId: string, text: string): Promise<WireBody> {
   const m = await call(h.base, 'POST', `/v1/sessions/${sessionId}/messages`, { body: ask(text) });
   expect(m.status).toBe(202);
-  return finished(m.body.run_id as string);
+  return finished(m.body.run_id);
 }
 
 async function finished(runId: string): Promise<WireBody> {
@@ -53,7 +53,7 @@ describe('fork: a new session from a point of another, by reference', () => {
   let parentMessages: WireBody[];
 
   beforeAll(async () => {
-    parent = (await call(h.base, 'POST', '/v1/sessions', { body: {} })).body.id as string;
+    parent = (await call(h.base, 'POST', '/v1/sessions', { body: {} })).body.id;
     for (const q of QUESTIONS) expect((await turn(parent, q)).status).toBe('completed');
     parentMessages = await messagesOf(parent);
   }, 120_000);
@@ -72,7 +72,7 @@ describe('fork: a new session from a point of another, by reference', () => {
       at_sequence: sixth.sequence,
       run_id: expect.any(String),
     });
-    const run = await finished(f.body.run_id as string);
+    const run = await finished(f.body.run_id);
     expect(run.status).toBe('completed');
     expect(run.final_text).toContain('144');
     const original = parentMessages.find((m) => m.role === 'assistant' && m.run_id === sixth.run_id)!;
@@ -80,14 +80,14 @@ describe('fork: a new session from a point of another, by reference', () => {
     expect(run.final_text).not.toEqual(textOf(original));
 
     // The fork's own stream continues the prefix: its first event follows the message it replaced.
-    const own = await h.t.platform.store.listAfter(f.body.id as string, 0, LOCAL_PRINCIPAL);
+    const own = await h.t.platform.store.listAfter(f.body.id, 0, LOCAL_PRINCIPAL);
     expect(own[0]).toMatchObject({
       type: 'session.forked',
       sequence: (sixth.sequence as number) - 1 + 1,
       data: { parentSessionId: parent, parentSequence: (sixth.sequence as number) - 1, atSequence: sixth.sequence },
     });
     // The transcript reads through the parent: five inherited turns, then the fork's own.
-    const transcript = (await messagesOf(f.body.id as string)).map(textOf);
+    const transcript = (await messagesOf(f.body.id)).map(textOf);
     expect(transcript.slice(0, 10).filter((_, i) => i % 2 === 0)).toEqual(QUESTIONS.slice(0, 5));
     expect(transcript[10]).toBe('What is 12 multiplied by 12?');
     expect(transcript).toHaveLength(12);
@@ -106,12 +106,12 @@ describe('fork: a new session from a point of another, by reference', () => {
     const f = await call(h.base, 'POST', `/v1/sessions/${parent}/fork`, { body: { at_sequence: third.sequence } });
     expect(f.status).toBe(201);
     expect(f.body.run_id).toBeUndefined();
-    const next = await turn(f.body.id as string, 'What is 3 multiplied by 3?');
+    const next = await turn(f.body.id, 'What is 3 multiplied by 3?');
     expect(next.final_text).toContain('9');
-    const history = await new ForkAwareHistory(h.t.platform.store).listAfter(f.body.id as string, 0, LOCAL_PRINCIPAL);
+    const history = await new ForkAwareHistory(h.t.platform.store).listAfter(f.body.id, 0, LOCAL_PRINCIPAL);
     const sequences = history.map((e) => e.sequence);
     expect(sequences).toEqual(sequences.map((_, i) => i + 1)); // one gapless log
-    const texts = (await h.t.platform.context.history(f.body.id as string, LOCAL_PRINCIPAL)).units.map((u) => u.text);
+    const texts = (await h.t.platform.context.history(f.body.id, LOCAL_PRINCIPAL)).units.map((u) => u.text);
     for (const q of QUESTIONS.slice(0, 3)) expect(texts).toContain(q);
     for (const q of QUESTIONS.slice(3)) expect(texts).not.toContain(q);
     expect(texts).toContain('What is 3 multiplied by 3?');
@@ -128,15 +128,12 @@ describe('fork: a new session from a point of another, by reference', () => {
       body: { at_sequence: firstUser.sequence, message: ask('What is 5 multiplied by 5?') },
     });
     expect(second.status).toBe(201);
-    const run = await finished(second.body.run_id as string);
+    const run = await finished(second.body.run_id);
     expect(run.final_text).toContain('25');
     const tree = (await call(h.base, 'GET', `/v1/sessions/${parent}/tree`)).body.root as WireBody;
     const child = (tree.children as WireBody[]).find((c) => c.id === first.body.id)!;
     expect((child.children as WireBody[]).map((c) => c.id)).toEqual([second.body.id]);
-    expect((await messagesOf(second.body.id as string)).map(textOf)).toEqual([
-      'What is 5 multiplied by 5?',
-      run.final_text,
-    ]);
+    expect((await messagesOf(second.body.id)).map(textOf)).toEqual(['What is 5 multiplied by 5?', run.final_text]);
   });
 
   it('refuses bad input with the field named and writes nothing', async () => {
