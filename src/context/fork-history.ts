@@ -40,8 +40,12 @@ export class ForkAwareHistory implements HistorySource {
       return [...(await this.prefix(origin, sequence, principal, limit)), ...own].slice(0, limit);
     }
     if (origin === undefined) {
-      const first = await this.inner.listAfter(sessionId, 0, principal, 1);
-      origin = this.remember(sessionId, first[0]);
+      // Unknown origin, read from a point (a run resumed from its checkpoint in a fresh process): the
+      // own stream alone answers unless it starts above that point — a fork read from inside its
+      // inherited prefix — and only then is its first event read to find the parent.
+      const own = await this.inner.listAfter(sessionId, sequence, principal, limit);
+      if (own.length === 0 || own[0].sequence === sequence + 1) return own;
+      origin = this.remember(sessionId, (await this.inner.listAfter(sessionId, 0, principal, 1))[0]);
     }
     if (origin === null || sequence >= origin.parentSequence) {
       return this.inner.listAfter(sessionId, sequence, principal, limit);

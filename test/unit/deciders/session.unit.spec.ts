@@ -174,3 +174,81 @@ describe('session decider', () => {
       .thenRefuses('not_found');
   });
 });
+
+describe('session decider: fork (issue 33)', () => {
+  const PARENT = '00000000-0000-4000-8000-0000000000aa';
+  const base = {
+    kind: 'ForkSession' as const,
+    actor: USER,
+    agentId: 'demo',
+    agentVersion: 1,
+    principalId: 'alice',
+    title: 'Trip (fork)',
+    metadata: { forked_from: PARENT },
+  };
+  const point = (atSequence: number, eventType = 'assistant.message.completed') => ({
+    sessionId: PARENT,
+    lastSequence: 40,
+    atSequence,
+    eventType,
+    messageId: eventType === 'user.message.created' ? 'm-old' : null,
+  });
+  const forked = (parentSequence: number, atSequence: number, replacedMessageId: string | null) =>
+    event(
+      'session.forked',
+      {
+        agentId: 'demo',
+        agentVersion: 1,
+        principalId: 'alice',
+        title: 'Trip (fork)',
+        metadata: { forked_from: PARENT },
+        parentSessionId: PARENT,
+        parentSequence,
+        atSequence,
+        replacedMessageId,
+      },
+      USER,
+    );
+  const { kind: _kind, sessionId: _session, ...resend } = submit;
+
+  it('forks at a sequence: one session.forked whose history ends there', () => {
+    spec
+      .given([])
+      .when({ ...base, parent: point(12), message: null })
+      .then([forked(12, 12, null)]);
+  });
+
+  it('edit and resend: the prefix ends before the replaced message, and the new message runs at once', () => {
+    const d = spec
+      .given([])
+      .when({ ...base, parent: point(13, 'user.message.created'), message: { ...resend, sessionId: SESSION } });
+    d.then([
+      forked(12, 13, 'm-old'),
+      event(
+        'user.message.created',
+        { messageId: 'm1', content: [{ type: 'text', text: 'hello' }] },
+        { runId: RUN, ...USER },
+      ),
+      expect.objectContaining({ type: 'run.queued', runId: RUN }) as never,
+    ]);
+  });
+
+  it('refuses a sequence beyond the parent’s end (not found), a replacement at a non-user event, and an existing session', () => {
+    spec
+      .given([])
+      .when({ ...base, parent: point(41), message: null })
+      .thenRefuses('not_found', /has no sequence 41 \(its log ends at 40\)/);
+    spec
+      .given([])
+      .when({ ...base, parent: point(0), message: null })
+      .thenRefuses('not_found');
+    spec
+      .given([])
+      .when({ ...base, parent: point(12), message: { ...resend, sessionId: SESSION } })
+      .thenRefuses('validation_error', /a replacement message needs the sequence of a user message/);
+    spec
+      .given(given([created]))
+      .when({ ...base, parent: point(12), message: null })
+      .thenRefuses('invalid_state_transition');
+  });
+});
