@@ -1,6 +1,7 @@
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
+import { ForkSessionCommand } from '../../application/sessions/fork-session';
 import { CreateSessionCommand } from '../../application/sessions/create-session';
 import { CancelRunCommand } from '../../application/runs/cancel-run';
 import { GetRunQuery, ListRunEventsQuery } from '../../application/runs/queries';
@@ -10,6 +11,7 @@ import { ReviewUncertainInvocationCommand } from '../../application/approvals/co
 import { AppModule } from '../../composition/app.module';
 import type { Platform } from '../../composition/platform';
 import { LOCAL_PRINCIPAL } from '../../domain/principal';
+import { ValidationError } from '../../domain/errors';
 import type { StoredEvent } from '../../domain/events/payloads';
 import { approvalHint, questionHint } from '../run-hints';
 import { withPlatform } from '../context';
@@ -34,6 +36,29 @@ export function createSession(opts: { agent?: string; title?: string; json?: boo
     process.stdout.write(opts.json ? `${JSON.stringify(s)}\n` : `${s.id}\n`);
     await app.close();
     return EXIT.ok;
+  });
+}
+
+/** `agent session fork <id>`: a fork of one of the local principal's sessions (issue 33). */
+export function forkSession(id: string, opts: { at?: string; message?: string; json?: boolean }): Promise<never> {
+  return withPlatform('cli', async (p) => {
+    const at = opts.at === undefined ? null : Number(opts.at);
+    if (at !== null && (!Number.isInteger(at) || at < 1))
+      throw new ValidationError(`--at must be a positive whole number, got "${opts.at}"`, { field: 'at_sequence' });
+    const { app, commands } = await buses(p);
+    try {
+      const f = await commands.execute(new ForkSessionCommand(LOCAL_PRINCIPAL, id, at, opts.message ?? null));
+      const wire = {
+        id: f.id,
+        parent_session_id: f.parentSessionId,
+        at_sequence: f.atSequence,
+        ...(f.runId === null ? {} : { run_id: f.runId }),
+      };
+      process.stdout.write(opts.json ? `${JSON.stringify(wire)}\n` : `${f.id}\n`);
+      return EXIT.ok;
+    } finally {
+      await app.close();
+    }
   });
 }
 

@@ -9,15 +9,25 @@ const RESERVED = new Set(['get', 'events', 'cancel', 'input', 'review']);
 const inProcess = () => require('./run-in-process') as typeof import('./run-in-process');
 
 export function registerRunCommands(program: Command): void {
-  program
-    .command('session')
-    .description('manage sessions')
+  const session = program.command('session').description('manage sessions');
+  session
     .command('create')
     .description('create a session for an agent and print its id')
     .option('--agent <id>', 'agent id (default: AGENT_DEFAULT_AGENT or "general")')
     .option('--title <title>', 'a title for the session')
     .option('--json', 'print JSON')
     .action((opts: { agent?: string; title?: string; json?: boolean }) => inProcess().createSession(opts));
+  session
+    .command('fork')
+    .description(
+      "fork a session at a sequence of its log (default: the end) and print the fork's id; " +
+        '--message replaces the user message at --at and runs it in the fork',
+    )
+    .argument('<session-id>', 'the session to fork')
+    .option('--at <sequence>', 'the sequence to fork at (with --message: the sequence of a user message)')
+    .option('--message <text>', 'edit and resend: the replacement for the user message at --at')
+    .option('--json', 'print JSON: {id, parent_session_id, at_sequence, run_id?}')
+    .action((id: string, opts: { at?: string; message?: string; json?: boolean }) => inProcess().forkSession(id, opts));
 
   program
     .command('run')

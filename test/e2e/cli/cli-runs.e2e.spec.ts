@@ -75,6 +75,42 @@ describe('agent session and agent run against a running platform', () => {
     expect(unknown.stderr).toMatch(/^error: .*no_such_agent/m);
   }, 120_000);
 
+  it('session fork forks at a sequence (edit and resend runs in the fork); bad input names the option', async () => {
+    const sid = (await agent('session', 'create')).stdout.trim();
+    expect((await agent('run', '--no-local-worker', '--session', sid, 'What is 6 multiplied by 7?')).code).toBe(0);
+    const messages = (await (await fetch(`${base}/v1/sessions/${sid}/messages`)).json()) as {
+      items: { sequence: number; role: string }[];
+    };
+    const user = messages.items.find((m) => m.role === 'user')!;
+    const fork = await agent(
+      'session',
+      'fork',
+      sid,
+      '--at',
+      String(user.sequence),
+      '--message',
+      'What is 7 multiplied by 7?',
+      '--json',
+    );
+    expect(fork.code).toBe(0);
+    const f = JSON.parse(fork.stdout) as { id: string; parent_session_id: string; at_sequence: number; run_id: string };
+    expect(f).toMatchObject({
+      parent_session_id: sid,
+      at_sequence: user.sequence,
+      run_id: expect.stringMatching(UUID),
+    });
+    const got = await agent('run', 'get', f.run_id);
+    expect(got.code).toBe(0);
+    const plain = await agent('session', 'fork', sid);
+    expect(plain.stdout.trim()).toMatch(new RegExp(`^${UUID.source}$`));
+    const bad = await agent('session', 'fork', sid, '--at', 'zero');
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/--at must be a positive whole number/);
+    const beyond = await agent('session', 'fork', sid, '--at', '9999');
+    expect(beyond.code).toBe(3);
+    expect(beyond.stderr).toMatch(/has no sequence 9999/);
+  }, 120_000);
+
   it('run streams a turn the running worker executes; run get and run events show it', async () => {
     const sid = (await agent('session', 'create')).stdout.trim();
     const r = await agent('run', '--no-local-worker', '--session', sid, 'What is 17 multiplied by 23?');
