@@ -11,6 +11,7 @@ const suites: Record<string, () => Promise<void>> = {
   artifacts: () => (require('./artifacts.bench') as typeof import('./artifacts.bench')).runArtifactsBench(),
   notifications: () =>
     (require('./notifications.bench') as typeof import('./notifications.bench')).runNotificationsBench(),
+  delegation: () => (require('./delegation.bench') as typeof import('./delegation.bench')).runDelegationBench(),
   export: () => (require('./export.bench') as typeof import('./export.bench')).runExportBench(),
   memory: () => (require('./memory.bench') as typeof import('./memory.bench')).runMemoryBench(),
   runs: () => (require('./runs.bench') as typeof import('./runs.bench')).runRunsBench(),
