@@ -253,6 +253,7 @@ function openMemoryAndContext(d: {
   const memory = loadMemorySettings(process.env);
   const memories = createMemoryStore({
     db,
+    embeddings: memory,
     appender,
     clock,
     ids,
