@@ -245,7 +245,7 @@ function openMemoryAndContext(d: {
   ids: IdFactory;
   log: Logger;
   policy: Parameters<typeof createMemoryStore>[0]['policy'];
-  router: Parameters<typeof compactorOptions>[1] & Parameters<typeof createFormationTask>[0]['router'];
+  router: Parameters<typeof compactorOptions>[1];
   registry: Parameters<typeof registerMemoryTools>[0];
 }): { memories: MemoryStore; context: ContextEngine; formation: HousekeepingTask | null } {
   const { settings, db, appender, store, clock, ids, log, policy, router, registry } = d;

@@ -52,7 +52,7 @@ export class OpenAiEmbeddings implements Embeddings {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 3000),
       });
     } catch (e) {
-      throw new Error(`embeddings endpoint unreachable: ${e instanceof Error ? e.name : 'error'}`);
+      throw new Error(`embeddings endpoint unreachable: ${e instanceof Error ? e.name : 'error'}`, { cause: e });
     }
     if (!res.ok) {
       await res.body?.cancel();
@@ -61,8 +61,8 @@ export class OpenAiEmbeddings implements Embeddings {
     let body: unknown;
     try {
       body = await res.json();
-    } catch {
-      throw new Error('embeddings endpoint answered something other than JSON');
+    } catch (e) {
+      throw new Error('embeddings endpoint answered something other than JSON', { cause: e });
     }
     const vectors = vectorsOf(body, texts.length);
     if (typeof vectors === 'string') throw new Error(`embeddings endpoint answered malformed data: ${vectors}`);

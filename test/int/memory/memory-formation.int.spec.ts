@@ -58,7 +58,7 @@ async function formedTurn(text: string, sessionId?: string) {
     return r.body.status === 'completed' ? r.body : undefined;
   });
   const ledger = await until('formation', () => ledgerRow(run.id));
-  return { run, ledger, sessionId: sid as string };
+  return { run, ledger, sessionId: sid };
 }
 
 async function ledgerRow(runId: string) {

@@ -7,9 +7,9 @@ import { CreateSessionCommand } from '../../../application/sessions/create-sessi
 import type { Platform } from '../../../composition/platform';
 import { statementKey } from '../../../domain/memory/memory-record';
 import { LOCAL_PRINCIPAL, type Principal } from '../../../domain/principal';
-import { sessionWorkspace } from '../../../tools/workspace/paths';
+import { sessionWorkspaceDir } from '../../../composition/workspaces';
 import type { EvalResult } from '../eval-result';
-import type { Actor, MemoryCase, MemoryCategory, MemoryStep } from './memory-cases';
+import type { Actor, MemoryCategory, MemoryStep } from './memory-cases';
 
 /** One recall probe: the right memory's rank among what its run retrieved (null: not retrieved). */
 export interface RecallProbe {
@@ -55,8 +55,7 @@ class Script {
 
   /** Puts a file in the session's workspace, where the workspace tools read it (no run wrote it). */
   async putFile(sessionId: string, principal: Principal, file: { name: string; text: string }): Promise<void> {
-    const root = path.join(this.platform.settings.dataDir, 'workspaces');
-    const ws = await sessionWorkspace(root, principal.tenantId, sessionId);
+    const ws = await sessionWorkspaceDir(this.platform.settings, principal.tenantId, sessionId);
     fs.writeFileSync(path.join(ws, file.name), file.text);
   }
 }
