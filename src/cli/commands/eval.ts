@@ -82,7 +82,7 @@ function runMemorySuiteCommand(opts: EvalRunOpts): Promise<never> {
     cases =
       wanted.length === 0
         ? all
-        : all.filter((c) => wanted.some((w) => [c.id, c.name, String(Number(c.id.slice(0, 3)))].includes(w)));
+        : all.filter((c) => wanted.some((w) => [c.id, c.name, String(Number(c.id.split('_')[0]))].includes(w)));
     if (cases.length === 0) throw new Error(`--case ${wanted.join(' ')} matches no memory case`);
   } catch (e) {
     if (e instanceof CaseFileError) for (const i of e.issues) process.stderr.write(`${formatIssue(i)}\n`);

@@ -12,21 +12,24 @@ export interface MemorySuiteSummary {
   readonly passed: number;
   readonly failed: number;
   readonly probes: number;
-  readonly recallAt1: number;
-  readonly recallAt3: number;
+  /** Null when no case probed recall. */
+  readonly recallAt1: number | null;
+  readonly recallAt3: number | null;
   readonly policyFailures: number;
 }
 
 export function summarize(results: readonly MemoryCaseResult[]): MemorySuiteSummary {
   const probes = results.flatMap((r) => r.probes);
   const share = (k: number) =>
-    probes.length === 0 ? 1 : probes.filter((p) => p.rank !== null && p.rank <= k).length / probes.length;
+    probes.length === 0
+      ? null
+      : Math.round((probes.filter((p) => p.rank !== null && p.rank <= k).length / probes.length) * 1000) / 1000;
   return {
     passed: results.filter((r) => r.status === 'passed').length,
     failed: results.filter((r) => r.status === 'failed').length,
     probes: probes.length,
-    recallAt1: Math.round(share(1) * 1000) / 1000,
-    recallAt3: Math.round(share(3) * 1000) / 1000,
+    recallAt1: share(1),
+    recallAt3: share(3),
     policyFailures: results.reduce((n, r) => n + r.policyFailures, 0),
   };
 }
@@ -135,6 +138,6 @@ export async function runMemorySuite(
 export function formatMemorySummary(s: MemorySuiteSummary): string {
   return [
     `memory suite: ${s.passed} passed, ${s.failed} failed`,
-    `recall@1 ${s.recallAt1.toFixed(3)} · recall@3 ${s.recallAt3.toFixed(3)} (${s.probes} probes) · policy failures ${s.policyFailures}`,
+    `recall@1 ${s.recallAt1?.toFixed(3) ?? 'n/a'} · recall@3 ${s.recallAt3?.toFixed(3) ?? 'n/a'} (${s.probes} probes) · policy failures ${s.policyFailures}`,
   ].join('\n');
 }
