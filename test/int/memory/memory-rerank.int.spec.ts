@@ -14,7 +14,7 @@ import { createTestPlatform, type TestPlatform } from '../../support/platform';
  * by cosine similarity; the Bearer key reaches the server and never a log; a failing endpoint
  * degrades recall to the SQL ranking with one warning.
  */
-const KEY = 'sk-test-embeddings-key-0123456789';
+const KEY = 'local-embeddings-test-key-0123';
 const DIM = 256;
 const SYNONYMS: Record<string, string> = { automobile: 'car', vehicle: 'car' };
 let failing = false;
