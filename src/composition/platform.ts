@@ -67,6 +67,7 @@ import { TiktokenEstimators } from '../adapters/tokenizer/tiktoken-estimator';
 import { compactorOptions } from './context-compactor';
 import { createMemoryStore, registerMemoryTools } from './memory-records';
 import { loadMemorySettings } from '../config/memory-settings';
+import { createFormationTask } from './memory-formation';
 import type { MemoryStore } from '../ports/memory-records';
 import { wireSchedules, type SchedulesPart } from './schedules';
 import { createScheduleTools } from '../tools/schedules/schedule-tools';
@@ -246,22 +247,13 @@ function openMemoryAndContext(d: {
   policy: Parameters<typeof createMemoryStore>[0]['policy'];
   router: Parameters<typeof compactorOptions>[1];
   registry: Parameters<typeof registerMemoryTools>[0];
-}): { memories: MemoryStore; context: ContextEngine } {
+}): { memories: MemoryStore; context: ContextEngine; formation: HousekeepingTask | null } {
   const { settings, db, appender, store, clock, ids, log, policy, router, registry } = d;
   const engine: { current?: ContextEngine } = {};
   const memory = loadMemorySettings(process.env);
-  // Parsed and validated for the formation step and the re-ranker of ADR 0035, which this build
-  // does not have yet: say so once instead of silently ignoring the setting.
-  if (memory.formation !== 'off' || memory.embeddingsUrl !== null)
-    log.warn(
-      'memory: MEMORY_FORMATION and MEMORY_EMBEDDINGS_URL are not implemented in this build and have no effect',
-      {
-        formation: memory.formation,
-        embeddings: memory.embeddingsUrl !== null,
-      },
-    );
   const memories = createMemoryStore({
     db,
+    embeddings: memory,
     appender,
     clock,
     ids,
@@ -277,7 +269,8 @@ function openMemoryAndContext(d: {
   });
   engine.current = context;
   registerMemoryTools(registry, policy, memories, store);
-  return { memories, context };
+  const formation = createFormationTask({ memory, db, memories, events: store, router, clock, ids, log });
+  return { memories, context, formation };
 }
 
 async function openServices({ settings, opts, url, log, metrics, undo }: ServiceDeps) {
@@ -331,7 +324,7 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
   const sessionTools = new SessionToolCache();
   const trajectories = createTrajectories({ db, agents, artifacts, clock, ids, log });
   const leaseMs = settings.leaseSeconds * 1000;
-  const { memories, context } = openMemoryAndContext({
+  const { memories, context, formation } = openMemoryAndContext({
     settings,
     db,
     appender,
@@ -376,6 +369,7 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
     leaseMs,
     context,
     memories,
+    formation,
   };
 }
 
@@ -457,6 +451,7 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
     createWorker: workerFactory({
       settings,
       memories,
+      formation: services.formation,
       queue,
       createRunLoop,
       approvals,
@@ -632,6 +627,8 @@ interface WorkerDeps {
   readonly settings: Settings;
   /** Long-term memory: its expiry runs with the housekeeping jobs (ADR 0035). */
   readonly memories: MemoryStore;
+  /** End-of-run memory formation (ADR 0043); null when MEMORY_FORMATION=off. */
+  readonly formation: HousekeepingTask | null;
   readonly queue: RunQueue;
   readonly createRunLoop: (overrides?: Partial<RunLoopSettings>, onCommitted?: CommitObserver) => RunLoop;
   readonly approvals: ApprovalService;
@@ -672,9 +669,10 @@ function housekeepingTasks(d: WorkerDeps, o: WorkerOptions): HousekeepingTask[] 
   const delivery = { name: 'webhook-delivery', everyMs: o.notifierIntervalMs ?? 250, run: () => notifier.runOnce() };
   // Memories past expires_at are already never recalled; this records their memory.expired.
   const memoryExpiry = { name: 'memory-expiry', everyMs: 60_000, run: () => d.memories.expireDue(d.clock.nowIso()) };
+  const memoryTasks = d.formation ? [memoryExpiry, d.formation] : [memoryExpiry];
   return d.settings.artifactSweepSeconds > 0
-    ? [reaper, artifactSweep, delivery, memoryExpiry, childJoin(d)]
-    : [reaper, delivery, memoryExpiry, childJoin(d)];
+    ? [reaper, artifactSweep, delivery, ...memoryTasks, childJoin(d)]
+    : [reaper, delivery, ...memoryTasks, childJoin(d)];
 }
 
 /** The join of child runs (ADR 0037): on every child's terminal NOTIFY, with a sweep behind it. */

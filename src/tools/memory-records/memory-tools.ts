@@ -3,7 +3,7 @@ import { eventsOrThrow, WORKER } from '../../domain/deciders/decider';
 import { memoryDecider } from '../../domain/deciders/memory';
 import { AgentError } from '../../domain/errors';
 import type { NewEvent, StoredEvent } from '../../domain/events/payloads';
-import { MEMORY_SENSITIVITIES, subjectKey } from '../../domain/memory/memory-record';
+import { MEMORY_SENSITIVITIES, statementKey, subjectKey } from '../../domain/memory/memory-record';
 import { provenanceOf, type SeenText, type UntrustedText } from '../../domain/memory/provenance';
 import { isBlocked, memoryLine } from '../../domain/memory/render';
 import type { Principal } from '../../domain/principal';
@@ -67,7 +67,7 @@ const REMEMBER_SPEC: ToolSpec = {
 };
 
 /** What the run has seen: its user message(s) and the untrusted tool results before this call. */
-function seenBy(events: readonly StoredEvent[]): { user: SeenText[]; untrusted: UntrustedText[] } {
+export function seenBy(events: readonly StoredEvent[]): { user: SeenText[]; untrusted: UntrustedText[] } {
   const tools = new Map<string, string>();
   const user: SeenText[] = [];
   const untrusted: UntrustedText[] = [];
@@ -82,6 +82,20 @@ function seenBy(events: readonly StoredEvent[]): { user: SeenText[]; untrusted: 
       });
   }
   return { user, untrusted };
+}
+
+/** The statement keys `memory.remember` calls of the run wrote (end-of-run formation skips them). */
+export function rememberedBy(events: readonly StoredEvent[]): Set<string> {
+  const calls = new Set<string>();
+  const keys = new Set<string>();
+  for (const e of events) {
+    if (e.type === 'tool.call.proposed' && e.data.toolName === MEMORY_REMEMBER) calls.add(e.data.invocationId);
+    if (e.type === 'tool.call.completed' && calls.has(e.data.invocationId)) {
+      const statement = e.data.result.statement;
+      if (typeof statement === 'string') keys.add(statementKey(statement));
+    }
+  }
+  return keys;
 }
 
 /** An `expires_at` argument as ISO-8601 (an unparseable one is left to the decider to refuse). */

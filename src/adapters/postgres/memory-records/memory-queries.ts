@@ -179,20 +179,30 @@ export function recallSql(trigram: boolean): string {
     LIMIT $8`;
 }
 
+const RECALL_TRGM = recallSql(true);
+const RECALL_FTS = recallSql(false);
+
 export async function recallMemories(q: Queryable, trigram: boolean, r: RecallQuery): Promise<RecallResult> {
   const statuses = r.includeTentative ? ['active', 'conflicting', 'tentative'] : ['active', 'conflicting'];
   const query = r.query && r.query.trim() !== '' ? r.query.slice(0, 2000) : null;
+  // Named: planned once per connection (behind a transaction pooler the Database sends it unnamed).
+  // Recall runs on every session's first context build (the snapshot), where planning this
+  // statement was a measurable share of its time (bench/RESULTS.md, memory).
   const rows = (
-    await q.query(recallSql(trigram), [
-      r.tenantId,
-      r.principalId,
-      query,
-      r.agentId,
-      statuses,
-      r.nowIso,
-      r.requireMatch && query !== null,
-      r.limit,
-    ])
+    await q.query({
+      name: trigram ? 'agent_memory_recall_trgm' : 'agent_memory_recall_fts',
+      text: trigram ? RECALL_TRGM : RECALL_FTS,
+      values: [
+        r.tenantId,
+        r.principalId,
+        query,
+        r.agentId,
+        statuses,
+        r.nowIso,
+        r.requireMatch && query !== null,
+        r.limit,
+      ],
+    })
   ).rows;
   // Recall that must match but has no query matches nothing.
   const items =

@@ -29,11 +29,14 @@ import type { Database, Queryable } from '../database';
 import type { PgAppender } from '../event-store/pg-appender';
 import { eraseMemoryEvents, erasableTables, eraseStatement } from './memory-erasure';
 import { getMemory, listMemories, recallMemories, recordOf } from './memory-queries';
+import { RERANK_POOL_FACTOR, RERANK_POOL_MAX, type MemoryReranker } from './memory-rerank';
 
 export interface PgMemoryRecordsOptions {
   /** Whether `sensitive` memories may be stored (the policy file's `memory.sensitive`). */
   readonly allowSensitive: () => boolean;
   readonly log?: Logger;
+  /** Re-ranks recall by embedding similarity (MEMORY_EMBEDDINGS_URL, ADR 0043); absent: the SQL ranking. */
+  readonly reranker?: MemoryReranker;
   /** Called after an erasure committed, with the sessions whose events it rewrote (in-process caches). */
   readonly onErased?: (sessionIds: readonly string[]) => void;
 }
@@ -254,7 +257,16 @@ export class PgMemoryRecords implements MemoryStore {
   }
 
   async recall(q: RecallQuery): Promise<RecallResult> {
-    return recallMemories(this.db, await this.hasTrigram(), q);
+    const trigram = await this.hasTrigram();
+    const reranker = this.options.reranker;
+    const query = q.query?.trim() ? q.query : null;
+    if (!reranker || query === null || q.limit <= 0) return recallMemories(this.db, trigram, q);
+    // The SQL recall proposes a wider pool (scope enforced there); the re-ranker orders it.
+    const pool = Math.min(Math.max(q.limit * RERANK_POOL_FACTOR, q.limit), RERANK_POOL_MAX);
+    const sql = await recallMemories(this.db, trigram, { ...q, limit: pool });
+    const reranked = await reranker.rerank(this.db, query.slice(0, 2000), sql.items);
+    if (!reranked) return { items: sql.items.slice(0, q.limit), method: sql.method };
+    return { items: reranked.items.slice(0, q.limit), method: `${sql.method}+rerank:${reranked.engine}` };
   }
 
   async snapshotOf(sessionId: string, tenantId: string): Promise<{ retrievalId: string; text: string } | null> {
