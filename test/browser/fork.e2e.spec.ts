@@ -30,7 +30,7 @@ async function turn(sessionId: string, text: string): Promise<void> {
 
 describeWithChromium('dashboard fork', () => {
   it('edits and resends a message in a fork, shows what it inherits and the fork tree', async () => {
-    const parent = (await call(api.base, 'POST', '/v1/sessions', { body: {} })).body.id as string;
+    const parent = (await call(api.base, 'POST', '/v1/sessions', { body: {} })).body.id;
     await turn(parent, 'What is 6 multiplied by 7?');
     await turn(parent, 'What is 8 multiplied by 9?');
     const page = await browser.page();

@@ -38,27 +38,7 @@ export const sessionProjection: Projection = {
   ],
   keyOf: (e) => e.sessionId,
   evolve(row: Row | undefined, e: StoredEvent): Row | undefined {
-    if (e.type === 'session.created' || e.type === 'session.forked') {
-      const forked = e.type === 'session.forked' ? e.data : null;
-      return {
-        id: e.sessionId,
-        tenant_id: e.tenantId,
-        principal_id: e.data.principalId,
-        agent_id: e.data.agentId,
-        agent_version: e.data.agentVersion,
-        status: 'active',
-        title: e.data.title,
-        metadata: e.data.metadata,
-        active_run_id: null,
-        queued_run_ids: [],
-        last_run_id: null,
-        message_count: 0,
-        created_at: e.createdAt,
-        updated_at: e.createdAt,
-        parent_session_id: forked?.parentSessionId ?? null,
-        forked_at_sequence: forked?.parentSequence ?? null,
-      };
-    }
+    if (e.type === 'session.created' || e.type === 'session.forked') return createdRow(e);
     if (!row) return undefined; // events before session.created cannot exist; ignore defensively
     const next: Row = { ...row };
     switch (e.type) {
@@ -95,6 +75,29 @@ export const sessionProjection: Projection = {
     return next;
   },
 };
+
+/** The row a session's first event creates; a fork's names its parent and fork point (v5). */
+function createdRow(e: StoredEvent<'session.created' | 'session.forked'>): Row {
+  const forked = e.type === 'session.forked' ? e.data : null;
+  return {
+    id: e.sessionId,
+    tenant_id: e.tenantId,
+    principal_id: e.data.principalId,
+    agent_id: e.data.agentId,
+    agent_version: e.data.agentVersion,
+    status: 'active',
+    title: e.data.title,
+    metadata: e.data.metadata,
+    active_run_id: null,
+    queued_run_ids: [],
+    last_run_id: null,
+    message_count: 0,
+    created_at: e.createdAt,
+    updated_at: e.createdAt,
+    parent_session_id: forked?.parentSessionId ?? null,
+    forked_at_sequence: forked?.parentSequence ?? null,
+  };
+}
 
 function queueOf(row: Row): SessionQueue {
   return {
