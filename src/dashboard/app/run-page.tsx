@@ -1,3 +1,4 @@
+import { ChildLanes } from './child-lanes';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Run } from './api';
 import { RunArtifacts } from './artifacts';
@@ -116,6 +117,12 @@ export function RunPage(props: { id: string }) {
             </tbody>
           </table>
         </div>
+      ) : null}
+      {events.some((e) => e.type === 'run.waiting_for_children') ? (
+        <>
+          <h2>Child runs</h2>
+          <ChildLanes parentRunId={props.id} refresh={marks} />
+        </>
       ) : null}
       <RunArtifacts runId={props.id} refresh={events.filter((e) => e.type === 'artifact.created').length} />
       <h2>Events ({events.length})</h2>
