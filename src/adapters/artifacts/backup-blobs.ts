@@ -44,6 +44,8 @@ export function s3BlobCopier(blobs: S3Blobs): BlobCopier {
       await pipeline(body, fs.createWriteStream(file, { mode: 0o600 }));
       return true;
     },
-    writeFrom: (key, file, size) => blobs.putFile(key, file, size),
+    async writeFrom(key, file, size) {
+      await blobs.putFile(key, file, size);
+    },
   };
 }

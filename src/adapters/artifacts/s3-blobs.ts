@@ -23,6 +23,9 @@ export interface S3Location {
   readonly forcePathStyle: boolean;
 }
 
+const ignore = (): void => undefined;
+const SILENT_SDK_LOGGER = { trace: ignore, debug: ignore, info: ignore, warn: ignore, error: ignore };
+
 /** Multipart above this size; S3 needs parts of at least 5 MiB (except the last). */
 const MULTIPART_THRESHOLD = 64 * 1024 * 1024;
 const PART_SIZE = 16 * 1024 * 1024;
@@ -62,6 +65,9 @@ export class S3Blobs {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 3,
+      // The SDK prints retry notes to the console when given no logger; every failure it could note
+      // reaches the caller as an ArtifactStorageError instead, which the platform logs once.
+      logger: SILENT_SDK_LOGGER,
     });
     this.threshold = opts.multipartThresholdBytes ?? MULTIPART_THRESHOLD;
     this.partSize = Math.max(opts.partSizeBytes ?? PART_SIZE, 5 * 1024 * 1024);
@@ -80,8 +86,8 @@ export class S3Blobs {
     );
   }
 
-  /** Uploads `file` (`size` bytes) as `key`, replacing what is there. */
-  async putFile(key: string, file: string, size: number): Promise<void> {
+  /** Uploads `file` (`size` bytes) as `key`, replacing what is there; returns how many parts it took. */
+  async putFile(key: string, file: string, size: number): Promise<number> {
     if (size <= this.threshold) {
       await this.attempt('store an object', () =>
         this.client.send(
@@ -93,9 +99,9 @@ export class S3Blobs {
           }),
         ),
       );
-      return;
+      return 1;
     }
-    await this.putMultipart(key, file, size);
+    return this.putMultipart(key, file, size);
   }
 
   /** Stores a small in-memory object (the doctor's probe). */
@@ -152,7 +158,7 @@ export class S3Blobs {
     this.client.destroy();
   }
 
-  private async putMultipart(key: string, file: string, size: number): Promise<void> {
+  private async putMultipart(key: string, file: string, size: number): Promise<number> {
     const Bucket = this.location.bucket;
     const created = await this.attempt('start a multipart upload', () =>
       this.client.send(new CreateMultipartUploadCommand({ Bucket, Key: key })),
@@ -182,6 +188,7 @@ export class S3Blobs {
           new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
         ),
       );
+      return parts.length;
     } catch (e) {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId })).catch(() => undefined);
       throw e;

@@ -171,7 +171,8 @@ async function backUpBlob(blobs: BackupBlobs, key: string, root: string, expecte
   if (!(await blobs.readTo(key, to)))
     throw new Error(`artifact blob ${path.basename(key)} is missing from ${blobs.describe()}`);
   const { sha, size } = await hashFile(to);
-  if (sha !== expected) throw new Error(`artifact blob ${path.basename(key)} in ${blobs.describe()} does not match its SHA-256`);
+  if (sha !== expected)
+    throw new Error(`artifact blob ${path.basename(key)} in ${blobs.describe()} does not match its SHA-256`);
   return size;
 }
 
