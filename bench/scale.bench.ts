@@ -15,7 +15,7 @@ import { printTable } from './support/print-table';
 /**
  * `npm run bench -- scale` (issue 27 item 6, ADR 0045): on this machine, 1, 2 and 4 real `agent worker`
  * processes (from dist, as deployed) against one PostgreSQL (the embedded one, or DATABASE_URL):
- *   - runs/s: BENCH_SCALE_RUNS (default 120) calculator turns submitted at once by 4 concurrent
+ *   - runs/s: BENCH_SCALE_RUNS (default 100) calculator turns submitted at once by 4 concurrent
  *     submitters into sessions made beforehand; the window is the first run.queued to the last
  *     run.completed, both stamped by the processes that committed them (one machine, one clock);
  *   - claim latency: run.queued commit acknowledged → run.claimed, p50/p99, twice: under that burst
@@ -23,8 +23,8 @@ import { printTable } from './support/print-table';
  *     submitted one at a time to idle workers (the NOTIFY wake-up path alone);
  *   - connections: the peak number of server connections to the bench database held by the workers
  *     (pg_stat_activity, sampled every 100 ms, minus this process's own), by application_name;
- *   - per run: commits (pg_stat_database.xact_commit) and WAL bytes (pg_current_wal_lsn), submit
- *     included; and the raw commit ceiling of the server (8 clients, INSERT+COMMIT, 3 s), which with
+ *   - per run: write transactions (transaction ids taken) and WAL bytes (pg_current_wal_lsn), the
+ *     submit included; and the raw commit ceiling of the server (8 clients, INSERT+COMMIT, 3 s), which with
  *     commits per run gives the database-bound ceiling in runs/s (bench/RESULTS.md: the method).
  */
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -34,7 +34,7 @@ const POLICY = 'fake:calculator_then_answer';
 type Submit = (sessionId: string) => Promise<{ runId: string; committedAtMs: number }>;
 
 export async function runScaleBench(): Promise<void> {
-  const burst = envNumber('BENCH_SCALE_RUNS', 120);
+  const burst = envNumber('BENCH_SCALE_RUNS', 100);
   const paced = envNumber('BENCH_SCALE_PACED', 20);
   const counts = (process.env.BENCH_SCALE_WORKERS ?? '1,2,4')
     .split(',')
@@ -46,6 +46,7 @@ export async function runScaleBench(): Promise<void> {
     { service: 'bench', databaseUrl: bench.url, quiet: true, migrate: false, poolSize: 4 },
   );
   const rows: string[][] = [];
+  let firstRate: number | undefined;
   const breakdowns: string[] = [];
   try {
     const { createSession, submit } = handlers(platform);
@@ -58,9 +59,10 @@ export async function runScaleBench(): Promise<void> {
       const workers = await startWorkers(w, bench.url);
       try {
         const sessions = await Promise.all(Array.from({ length: burst + paced }, () => createSession()));
-        const r = await measure(platform, bench, submit, sessions, burst, own);
+        const r = await measure(platform, bench, submit, sessions, burst, own, workers);
         const idle = await pacedClaims(platform, submit, sessions.slice(burst));
-        rows.push(row(w, r, idle, ceiling));
+        firstRate ??= r.runsPerSecond;
+        rows.push(row(w, r, idle, ceiling, firstRate));
         breakdowns.push(
           `${w} worker(s): ${Object.entries(r.byName)
             .map(([k, v]) => `${k}=${v}`)
@@ -79,12 +81,15 @@ export async function runScaleBench(): Promise<void> {
     [
       { header: 'workers' },
       { header: 'runs/s', right: true },
+      { header: 'speed-up', right: true },
       { header: 'claim p50/p99 burst ms', right: true },
       { header: 'claim p50/p99 idle ms', right: true },
       { header: 'worker conns (peak)', right: true },
-      { header: 'commits/run', right: true },
+      { header: 'write commits/run', right: true },
       { header: 'WAL KiB/run', right: true },
       { header: 'DB-bound ceiling runs/s', right: true },
+      { header: 'worker CPU ms/run', right: true },
+      { header: 'server CPU ms/run', right: true },
     ],
     rows,
   );
@@ -98,19 +103,27 @@ interface Measured {
   byName: Record<string, number>;
   commitsPerRun: number;
   walBytesPerRun: number;
+  /** CPU of the worker processes, and of the PostgreSQL server (submit and polling included), per run. */
+  workerCpuMsPerRun: number;
+  serverCpuMsPerRun: number;
 }
 
-function row(w: number, r: Measured, idle: number[], ceiling: number): string[] {
+const workerCpu = (workers: WorkerProcess[]) => workers.reduce((a, w) => a + cpuSeconds(w.child.pid ?? 0), 0);
+
+function row(w: number, r: Measured, idle: number[], ceiling: number, first: number): string[] {
   const pair = (ms: number[]) => `${pct(ms, 50).toFixed(0)} / ${pct(ms, 99).toFixed(0)}`;
   return [
     String(w),
     r.runsPerSecond.toFixed(1),
+    `${(r.runsPerSecond / first).toFixed(2)}x`,
     pair(r.claimMs),
     pair(idle),
     String(r.peakConnections),
     r.commitsPerRun.toFixed(1),
     (r.walBytesPerRun / 1024).toFixed(1),
     (ceiling / r.commitsPerRun).toFixed(0),
+    r.workerCpuMsPerRun.toFixed(1),
+    r.serverCpuMsPerRun.toFixed(1),
   ];
 }
 
@@ -140,8 +153,10 @@ async function measure(
   sessions: string[],
   n: number,
   own: Record<string, number>,
+  workers: WorkerProcess[],
 ): Promise<Measured> {
-  const before = await dbCounters(bench.url, bench.name);
+  const before = await dbCounters(bench.url);
+  const cpuBefore = { workers: workerCpu(workers), server: await serverCpuSeconds(bench.url) };
   const committedAt = new Map<string, number>();
   const sampler = sampleConnections(bench.url, bench.name, own);
   let next = 0;
@@ -156,7 +171,8 @@ async function measure(
   const ids = [...committedAt.keys()];
   await waitTerminal(p, ids);
   const peak = await sampler.stop();
-  const after = await dbCounters(bench.url, bench.name);
+  const after = await dbCounters(bench.url);
+  const cpuAfter = { workers: workerCpu(workers), server: await serverCpuSeconds(bench.url) };
   const window = await p.db.query<{ s: number }>(
     `SELECT extract(epoch FROM max(created_at) FILTER (WHERE event_type = 'run.completed')
                               - min(created_at) FILTER (WHERE event_type = 'run.queued')) AS s
@@ -168,8 +184,10 @@ async function measure(
     claimMs: await claimLatencies(p, committedAt),
     peakConnections: peak.total,
     byName: peak.byName,
-    commitsPerRun: (after.commits - before.commits) / n,
+    commitsPerRun: (after.commits - before.commits - 1) / n,
     walBytesPerRun: (after.walBytes - before.walBytes) / n,
+    workerCpuMsPerRun: ((cpuAfter.workers - cpuBefore.workers) * 1000) / n,
+    serverCpuMsPerRun: ((cpuAfter.server - cpuBefore.server) * 1000) / n,
   };
 }
 
@@ -318,16 +336,16 @@ function sampleConnections(url: string, db: string, own: Record<string, number>)
   };
 }
 
-async function dbCounters(url: string, db: string): Promise<{ commits: number; walBytes: number }> {
+/**
+ * Write transactions so far (each took a transaction id: reads never do, so the bench's own polling
+ * is not counted) and the WAL position. `txid_current()` takes one id itself; the caller subtracts it.
+ */
+async function dbCounters(url: string): Promise<{ commits: number; walBytes: number }> {
   return withClient(url, async (c) => {
-    // pg_stat_database is updated when backends report; force this backend's view to be current.
-    await c.query('SELECT pg_stat_clear_snapshot()');
-    const r = await c.query<{ commits: string; wal: string }>(
-      `SELECT xact_commit::text AS commits, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS wal
-         FROM pg_stat_database WHERE datname = $1`,
-      [db],
+    const r = await c.query<{ xid: string; wal: string }>(
+      `SELECT txid_current()::text AS xid, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS wal`,
     );
-    return { commits: Number(r.rows[0].commits), walBytes: Number(r.rows[0].wal) };
+    return { commits: Number(r.rows[0].xid), walBytes: Number(r.rows[0].wal) };
   });
 }
 
@@ -356,4 +374,40 @@ async function commitCeiling(url: string): Promise<number> {
 function pct(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+const TICKS_PER_SECOND = 100; // Linux USER_HZ
+
+/** CPU seconds (user+system) a process has used, with its reaped children's when `children`. */
+function cpuSeconds(pid: number, children = false): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields after the name: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14).
+    const ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
+    return ticks / TICKS_PER_SECOND;
+  } catch {
+    return 0; // gone: its time is in its parent's cutime once reaped
+  }
+}
+
+/** The PostgreSQL server's CPU seconds: the postmaster (with reaped backends) plus its live children. */
+async function serverCpuSeconds(url: string): Promise<number> {
+  const backend = await withClient(
+    url,
+    async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid,
+  );
+  const stat = fs.readFileSync(`/proc/${backend}/stat`, 'utf8');
+  const postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  let total = cpuSeconds(postmaster, true);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const s = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) total += cpuSeconds(Number(entry));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return total;
 }
