@@ -393,12 +393,12 @@ function cpuSeconds(pid: number, children = false): number {
 
 /** The PostgreSQL server's CPU seconds: the postmaster (with reaped backends) plus its live children. */
 async function serverCpuSeconds(url: string): Promise<number> {
-  const backend = await withClient(
-    url,
-    async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid,
-  );
-  const stat = fs.readFileSync(`/proc/${backend}/stat`, 'utf8');
-  const postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  // Read while the probe's backend is alive: its parent is the postmaster.
+  const postmaster = await withClient(url, async (c) => {
+    const { pid } = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0];
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  });
   let total = cpuSeconds(postmaster, true);
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
