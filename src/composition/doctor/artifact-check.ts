@@ -13,7 +13,13 @@ const NAME = 'artifact store';
  */
 export async function checkArtifactStore(settings: Settings): Promise<CheckResult> {
   const s3 = s3BlobsOf(settings);
-  if (!s3) return checkArtifactDir(settings.artifactDir);
+  if (!s3) {
+    // Inside the data directory (the default), the data-directory line already reports a problem once.
+    const inside = !path.relative(settings.dataDir, settings.artifactDir).startsWith('..');
+    return inside
+      ? pass(NAME, `filesystem ${settings.artifactDir} (in the data directory)`)
+      : checkArtifactDir(settings.artifactDir);
+  }
   const probe = `agent-doctor/probe-${process.pid}-${Date.now()}`;
   try {
     await s3.checkBucket();
