@@ -1,8 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
-import { Client } from 'pg';
 import { CreateSessionCommand, CreateSessionHandler } from '../src/application/sessions/create-session';
 import { SubmitMessageCommand, SubmitMessageHandler } from '../src/application/runs/submit-message';
 import { createPlatform, type Platform } from '../src/composition/platform';
@@ -11,6 +7,14 @@ import { LOCAL_PRINCIPAL } from '../src/domain/principal';
 import { openBenchDatabase } from './support/bench-database';
 import { envNumber } from './support/env';
 import { printTable } from './support/print-table';
+import { commitCeiling, connectionsByName, dbCounters, sampleConnections } from './support/pg-probes';
+import {
+  cpuSeconds,
+  serverCpuSeconds,
+  startWorkers,
+  stopWorkers,
+  type WorkerProcess,
+} from './support/worker-processes';
 
 /**
  * `npm run bench -- scale` (issue 27 item 6, ADR 0045): on this machine, 1, 2 and 4 real `agent worker`
@@ -27,8 +31,6 @@ import { printTable } from './support/print-table';
  *     submit included; and the raw commit ceiling of the server (8 clients, INSERT+COMMIT, 3 s), which with
  *     commits per run gives the database-bound ceiling in runs/s (bench/RESULTS.md: the method).
  */
-const ROOT = path.resolve(__dirname, '..', '..');
-const AGENT = path.join(ROOT, 'bin', 'agent.js');
 const POLICY = 'fake:calculator_then_answer';
 
 type Submit = (sessionId: string) => Promise<{ runId: string; committedAtMs: number }>;
@@ -228,186 +230,7 @@ async function waitTerminal(p: Platform, ids: string[]): Promise<void> {
   }
 }
 
-interface WorkerProcess {
-  readonly child: ChildProcess;
-  readonly dataDir: string;
-}
-
-/** `agent worker` processes from dist, each with its own data directory; resolves once each logged its start. */
-async function startWorkers(n: number, url: string): Promise<WorkerProcess[]> {
-  const started = Array.from({ length: n }, () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-bench-worker-'));
-    const child = spawn(process.execPath, [AGENT, 'worker'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        DATABASE_URL: url,
-        AGENT_DATA_DIR: dataDir,
-        LOG_LEVEL: 'info',
-        AGENT_WORKER_CONCURRENCY: '4',
-        AGENT_POLL_INTERVAL_MS: '1000',
-        AGENT_ARTIFACT_SWEEP_SECONDS: '0',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const ready = new Promise<void>((resolve, reject) => {
-      let out = '';
-      const onData = (c: Buffer) => {
-        out += c.toString();
-        if (out.includes('worker started')) resolve();
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', onData);
-      child.once('exit', (code) =>
-        reject(new Error(`agent worker exited ${code} before starting:\n${out.slice(-2000)}`)),
-      );
-      setTimeout(() => reject(new Error(`agent worker did not start within 60 s:\n${out.slice(-2000)}`)), 60_000);
-    });
-    return { proc: { child, dataDir }, ready };
-  });
-  await Promise.all(started.map((s) => s.ready));
-  return started.map((s) => s.proc);
-}
-
-async function stopWorkers(workers: WorkerProcess[]): Promise<void> {
-  await Promise.all(
-    workers.map(
-      (w) =>
-        new Promise<void>((resolve) => {
-          if (w.child.exitCode !== null) return resolve();
-          const kill = setTimeout(() => w.child.kill('SIGKILL'), 15_000);
-          w.child.once('exit', () => {
-            clearTimeout(kill);
-            resolve();
-          });
-          w.child.kill('SIGTERM');
-        }),
-    ),
-  );
-  for (const w of workers) fs.rmSync(w.dataDir, { recursive: true, force: true });
-}
-
-async function withClient<T>(url: string, fn: (c: Client) => Promise<T>): Promise<T> {
-  const c = new Client({ connectionString: url, application_name: 'agent-bench-probe' });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
-/** Server connections to the bench database by application_name (the probe's own excluded). */
-async function connectionsByName(url: string, db: string): Promise<Record<string, number>> {
-  return withClient(url, async (c) => {
-    const r = await c.query<{ name: string; n: number }>(
-      `SELECT regexp_replace(application_name, ':.*$', ':*') AS name, count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = $1 AND application_name <> 'agent-bench-probe' GROUP BY 1`,
-      [db],
-    );
-    return Object.fromEntries(r.rows.map((x) => [x.name || '(none)', x.n]));
-  });
-}
-
-/** Samples every 100 ms until stopped; the peak of (all connections − this process's own). */
-function sampleConnections(url: string, db: string, own: Record<string, number>) {
-  let peak = { total: 0, byName: {} as Record<string, number> };
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const now = await connectionsByName(url, db);
-      const byName = Object.fromEntries(
-        Object.entries(now)
-          .map(([k, v]) => [k, v - (own[k] ?? 0)] as const)
-          .filter(([, v]) => v > 0),
-      );
-      const total = Object.values(byName).reduce((a, b) => a + b, 0);
-      if (total > peak.total) peak = { total, byName };
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return peak;
-    },
-  };
-}
-
-/**
- * Write transactions so far (each took a transaction id: reads never do, so the bench's own polling
- * is not counted) and the WAL position. `txid_current()` takes one id itself; the caller subtracts it.
- */
-async function dbCounters(url: string): Promise<{ commits: number; walBytes: number }> {
-  return withClient(url, async (c) => {
-    const r = await c.query<{ xid: string; wal: string }>(
-      `SELECT txid_current()::text AS xid, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS wal`,
-    );
-    return { commits: Number(r.rows[0].xid), walBytes: Number(r.rows[0].wal) };
-  });
-}
-
-/** The server's raw commit rate: 8 clients, each INSERT (autocommit) in a loop for 3 s. */
-async function commitCeiling(url: string): Promise<number> {
-  await withClient(url, (c) =>
-    c.query('CREATE TABLE IF NOT EXISTS bench_commit_ceiling (id bigserial, at timestamptz)'),
-  );
-  const end = Date.now() + 3000;
-  const counts = await Promise.all(
-    Array.from({ length: 8 }, () =>
-      withClient(url, async (c) => {
-        let n = 0;
-        while (Date.now() < end) {
-          await c.query('INSERT INTO bench_commit_ceiling (at) VALUES (now())');
-          n++;
-        }
-        return n;
-      }),
-    ),
-  );
-  await withClient(url, (c) => c.query('DROP TABLE bench_commit_ceiling'));
-  return counts.reduce((a, b) => a + b, 0) / 3;
-}
-
 function pct(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-const TICKS_PER_SECOND = 100; // Linux USER_HZ
-
-/** CPU seconds (user+system) a process has used, with its reaped children's when `children`. */
-function cpuSeconds(pid: number, children = false): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields after the name: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14).
-    const ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
-    return ticks / TICKS_PER_SECOND;
-  } catch {
-    return 0; // gone: its time is in its parent's cutime once reaped
-  }
-}
-
-/** The PostgreSQL server's CPU seconds: the postmaster (with reaped backends) plus its live children. */
-async function serverCpuSeconds(url: string): Promise<number> {
-  // Read while the probe's backend is alive: its parent is the postmaster.
-  const postmaster = await withClient(url, async (c) => {
-    const { pid } = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0];
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  });
-  let total = cpuSeconds(postmaster, true);
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const s = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) total += cpuSeconds(Number(entry));
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return total;
 }
