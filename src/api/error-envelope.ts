@@ -23,6 +23,9 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   database_unavailable: 503,
   // Stored artifact bytes no longer match their SHA-256 (plan §18.4): a server-side fault, said plainly.
   artifact_integrity_error: 500,
+  // The artifact store cannot be used (S3 bucket missing, credentials refused, endpoint down; ADR 0045):
+  // the message says which; nothing was written.
+  artifact_storage_error: 503,
 };
 
 /**

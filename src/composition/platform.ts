@@ -1,6 +1,5 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FsArtifactStore } from '../adapters/artifacts/fs-artifact-store';
 import { loadAgentFiles, YamlAgentCatalog } from '../adapters/config/yaml-agent-catalog';
 import { createLogger, silentLogger } from '../adapters/logging/pino-logger';
 import { loadMcpConfig, McpHub } from '../adapters/mcp';
@@ -75,6 +74,7 @@ import { loadScheduleSettings, type ScheduleSettings } from '../config/schedule-
 import type { PrincipalDirectory } from '../ports/principal-directory';
 import { createNotifications, type NotificationServices } from './notifications';
 import { assertAgentArgumentRules } from './argument-rules';
+import { openArtifactStore } from './artifact-store';
 
 export type { RebuildProgress, RebuildReport };
 
@@ -296,7 +296,9 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
   const mcpConfig = loadMcpConfig(settings.configDir);
   const agents = await YamlAgentCatalog.open(db, agentFiles, process.env.AGENT_MODEL_POLICY || null);
   const toolRecords = new PgToolRecords(db);
-  const artifacts = new FsArtifactStore({ db, root: settings.artifactDir, clock, ids, log, events: store });
+  const opened = openArtifactStore(settings, { db, clock, ids, log, events: store });
+  undo.push(async () => opened.close());
+  const artifacts = opened.store;
   const { registry, sandbox, mcp, mcpControl, skills, policy } = await wireTools({
     settings,
     opts,
@@ -339,6 +341,7 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
   const schedules = openSchedules({ settings, opts, db, url, appender, store, agents, registry, clock, ids, log });
   return {
     notifications: createNotifications(db, store),
+    closeArtifacts: () => opened.close(),
     db,
     clock,
     ids,
@@ -385,6 +388,7 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
     services;
   const { toolRecords, policy, sessionTools, artifacts, context, skills, leaseMs } = services;
   const { mcp, mcpControl, sandbox, trajectories, approvals, memories, childRuns, childRunStore } = services;
+  const { closeArtifacts } = services;
   const createRunLoop = (overrides: Partial<RunLoopSettings> = {}, onCommitted?: CommitObserver) =>
     new RunLoop(
       {
@@ -474,6 +478,7 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
       await trajectories.jobs.drain();
       await router.close();
       await db.close();
+      closeArtifacts();
       await handle.close();
       await telemetry.tracing?.shutdown();
     },
@@ -503,7 +508,7 @@ interface ToolWiringDeps {
   /** The database URL, for the MCP control channel's LISTEN connection. */
   readonly url: string;
   readonly toolRecords: PgToolRecords;
-  readonly artifacts: FsArtifactStore;
+  readonly artifacts: ArtifactStore;
   readonly metrics: ExposedMetrics;
   readonly log: Logger;
   /** Where to put a close for whatever this starts, in case the platform fails later. */
@@ -634,7 +639,7 @@ interface WorkerDeps {
   readonly approvals: ApprovalService;
   readonly childRuns: ChildRunService;
   readonly policy: PolicyEngine;
-  readonly artifacts: FsArtifactStore;
+  readonly artifacts: ArtifactStore;
   readonly clock: Clock;
   readonly ids: IdFactory;
   readonly log: Logger;

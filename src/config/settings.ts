@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { ConfigurationError } from '../domain/errors';
+import { type ArtifactStoreSettings, loadArtifactStoreSettings } from './artifact-settings';
 import { projectRoot } from './project-root';
 
 /**
@@ -44,6 +45,8 @@ export interface Settings {
   readonly sseHeartbeatSeconds: number;
   /** Root of the artifact store (`AGENT_ARTIFACT_DIR`, default `$AGENT_DATA_DIR/artifacts`); outside the source tree. */
   readonly artifactDir: string;
+  /** Where artifact bytes live: `fs` (artifactDir) or an S3 bucket (`ARTIFACT_STORE=s3`, S3_*; ADR 0045). */
+  readonly artifactStore: ArtifactStoreSettings;
   /** Seconds between expiry sweeps of the artifact store in each worker (`AGENT_ARTIFACT_SWEEP_SECONDS`); 0 disables. */
   readonly artifactSweepSeconds: number;
   /** How long an oversized tool result kept as an artifact lives (`AGENT_ARTIFACT_TOOL_RESULT_TTL_SECONDS`); 0 keeps it. */
@@ -136,6 +139,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     artifactDir: env.AGENT_ARTIFACT_DIR?.trim()
       ? path.resolve(env.AGENT_ARTIFACT_DIR.trim())
       : path.join(dataDir, 'artifacts'),
+    artifactStore: loadArtifactStoreSettings(env),
     artifactSweepSeconds: intFrom(env, 'AGENT_ARTIFACT_SWEEP_SECONDS', 300),
     artifactToolResultTtlSeconds: intFrom(env, 'AGENT_ARTIFACT_TOOL_RESULT_TTL_SECONDS', 7 * 24 * 3600),
     mcpControlAckTimeoutMs: intFrom(env, 'AGENT_MCP_CONTROL_ACK_TIMEOUT_MS', 10_000),

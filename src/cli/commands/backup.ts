@@ -50,7 +50,9 @@ export function registerBackupCommands(program: Command): void {
     );
   backup
     .command('restore <id>')
-    .description('restore a backup into the empty database at DATABASE_URL and into AGENT_ARTIFACT_DIR')
+    .description(
+      'restore a backup into the empty database at DATABASE_URL and the configured artifact store (AGENT_ARTIFACT_DIR or S3_BUCKET)',
+    )
     .action((id: string) =>
       guarded(async () => {
         const r = await restore(loadSettings(), id);

@@ -1,6 +1,7 @@
 import type { Settings } from '../../config/settings';
 import type { CheckResult } from './check';
 import { checkMcpServers, checkProviderKeys } from './config-checks';
+import { checkArtifactStore } from './artifact-check';
 import { checkDatabase } from './database-check';
 import { checkDataDir, checkNode, checkPort } from './host-checks';
 import { checkSandbox } from './sandbox-check';
@@ -16,6 +17,7 @@ export async function runDoctor(settings: Settings): Promise<CheckResult[]> {
     checkNode(),
     checkDataDir(settings),
     ...(await checkDatabase(settings)),
+    await checkArtifactStore(settings),
     ...(await checkSandbox(settings)),
     ...checkProviderKeys(settings),
     ...checkMcpServers(settings),

@@ -8,6 +8,8 @@ import { LOCAL_PRINCIPAL } from '../../../src/domain/principal';
 import { createTestPlatform, type TestPlatform } from '../../support/platform';
 import { ensureBuilt, startAgent, waitFor } from '../../support/processes';
 import { haveDebianPostgres, startDebianPostgres, type DebianPostgres } from '../../support/debian-postgres';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { s3rverUnavailable, S3RVER_CREDENTIALS, startLocalS3 } from '../../support/s3-server';
 
 /**
  * The restore rehearsal (docs/operations/ha.md): a database with runs, an approval and artifacts is
@@ -131,5 +133,80 @@ d('agent backup create → restore → projections rebuild --verify', () => {
           .update(fs.readFileSync(path.join(targetArtifacts, r.storage_key)))
           .digest('hex'),
       ).toBe(r.sha256);
+  }, 300_000);
+});
+
+const s3Missing = s3rverUnavailable();
+if (s3Missing) process.stderr.write(`skipping the S3 backup rehearsal: ${s3Missing}\n`);
+const ds3 = haveDebianPostgres('the S3 backup rehearsal') && !s3Missing ? describe : describe.skip;
+
+ds3('agent backup with ARTIFACT_STORE=s3 (ADR 0045)', () => {
+  it('backs up the artifacts from the bucket and restores them into another bucket, verified by SHA-256', async () => {
+    const s3 = await startLocalS3('agent-artifacts');
+    try {
+      await s3.client.send(new CreateBucketCommand({ Bucket: 'agent-artifacts-restored' }));
+      const source = pg.url('source_s3');
+      await sql(pg.url('postgres'), 'CREATE DATABASE source_s3');
+      await sql(pg.url('postgres'), 'CREATE DATABASE target_s3');
+      await migrateToLatest(source);
+      const location = { endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true };
+      process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
+      process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
+      const p = await createTestPlatform(source, { artifactStore: { kind: 's3', bucket: s3.bucket, ...location } });
+      try {
+        const r = await p.submit('hello');
+        for (const i of [0, 1, 2])
+          await p.platform.artifacts.put(
+            {
+              tenantId: LOCAL_PRINCIPAL.tenantId,
+              runId: r.runId,
+              sessionId: r.sessionId,
+              name: `s3-${i}.txt`,
+              mediaType: 'text/plain',
+              source: 'test',
+            },
+            `in the bucket ${i}\n`.repeat(50 + i),
+          );
+      } finally {
+        await p.close();
+      }
+      const env = {
+        AGENT_BACKUP_DIR: path.join(dir, 'backups-s3'),
+        AGENT_PG_BIN_DIR: '/usr/lib/postgresql/15/bin',
+        ARTIFACT_STORE: 's3',
+        S3_ENDPOINT: s3.endpoint,
+        S3_FORCE_PATH_STYLE: '1',
+        AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+      };
+      const created = await agent(['backup', 'create'], { ...env, DATABASE_URL: source, S3_BUCKET: s3.bucket });
+      expect(created.out).toMatch(/3 artifacts/);
+      expect(created.code).toBe(0);
+      const id = /^backup (\S+):/m.exec(created.out)?.[1] ?? '';
+      const target = pg.url('target_s3');
+      const restored = await agent(['backup', 'restore', id], {
+        ...env,
+        DATABASE_URL: target,
+        S3_BUCKET: 'agent-artifacts-restored',
+      });
+      expect(restored.out).toMatch(/3 artifacts verified by SHA-256/);
+      expect(restored.code).toBe(0);
+      const rows = (await sql(target, 'SELECT storage_key, sha256 FROM artifacts')) as {
+        storage_key: string;
+        sha256: string;
+      }[];
+      expect(rows).toHaveLength(3);
+      const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: 'agent-artifacts-restored' }));
+      expect((listed.Contents ?? []).map((o) => o.Key).sort()).toEqual(rows.map((r) => r.storage_key).sort());
+      for (const r of rows) {
+        const got = await s3.client.send(
+          new GetObjectCommand({ Bucket: 'agent-artifacts-restored', Key: r.storage_key }),
+        );
+        const bytes = Buffer.from(await got.Body!.transformToByteArray());
+        expect(createHash('sha256').update(bytes).digest('hex')).toBe(r.sha256);
+      }
+    } finally {
+      await s3.stop();
+    }
   }, 300_000);
 });

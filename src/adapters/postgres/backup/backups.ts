@@ -6,10 +6,24 @@ import { ConfigurationError, ConflictError, NotFoundError } from '../../../domai
 import type { BackupManifest, RestoreReport } from '../../../ports/backups';
 import { findPgTool, runPgTool } from './pg-tools';
 
-/** Where and what: the database, the artifact store's root, the backups' root. */
+/**
+ * Where the artifact bytes live, by storage key: a directory or an S3 bucket (ADR 0045). A backup
+ * copies blobs out of it to a local file; a restore copies them back in. Streams, never whole files
+ * in memory.
+ */
+export interface BackupBlobs {
+  /** `filesystem <dir>` or `s3://bucket at host`, for messages. */
+  describe(): string;
+  /** Copies the blob to `file`; false when there is no such blob. */
+  readTo(key: string, file: string): Promise<boolean>;
+  /** Stores `file` (`size` bytes) as the blob `key`. */
+  writeFrom(key: string, file: string, size: number): Promise<void>;
+}
+
+/** Where and what: the database, the artifact store, the backups' root. */
 export interface BackupTarget {
   readonly databaseUrl: string;
-  readonly artifactDir: string;
+  readonly blobs: BackupBlobs;
   readonly backupsDir: string;
   /** `AGENT_PG_BIN_DIR`: where pg_dump / pg_restore are, when not Debian's or on PATH. */
   readonly pgBinDir?: string;
@@ -54,12 +68,7 @@ export async function createBackup(t: BackupTarget, now: Date): Promise<BackupMa
     ]);
     await c.query('COMMIT');
     let bytes = 0;
-    for (const b of blobs)
-      bytes += copyVerified(
-        path.join(t.artifactDir, b.storage_key),
-        path.join(dir, 'artifacts', b.storage_key),
-        b.sha256,
-      );
+    for (const b of blobs) bytes += await backUpBlob(t.blobs, b.storage_key, path.join(dir, 'artifacts'), b.sha256);
     const dump = fs.readFileSync(path.join(dir, DUMP));
     const manifest: BackupManifest = {
       id,
@@ -129,8 +138,7 @@ export async function restoreBackup(t: BackupTarget, id: string): Promise<Restor
     const rows = (
       await c.query<{ storage_key: string; sha256: string }>('SELECT DISTINCT storage_key, sha256 FROM artifacts')
     ).rows;
-    for (const r of rows)
-      copyVerified(path.join(dir, 'artifacts', r.storage_key), path.join(t.artifactDir, r.storage_key), r.sha256);
+    for (const r of rows) await restoreBlob(t.blobs, r.storage_key, path.join(dir, 'artifacts'), r.sha256);
     return { manifest, artifactsVerified: rows.length };
   } finally {
     await c.end().catch(() => undefined);
@@ -153,13 +161,37 @@ function sha256(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
 }
 
-/** Copies a blob, refusing one whose bytes do not hash to `expected`; returns its size. */
-function copyVerified(from: string, to: string, expected: string): number {
-  if (!fs.existsSync(from))
-    throw new Error(`artifact blob ${path.basename(from)} is missing from ${path.dirname(from)}`);
-  const bytes = fs.readFileSync(from);
-  if (sha256(bytes) !== expected) throw new Error(`artifact blob ${path.basename(from)} does not match its SHA-256`);
+const STORAGE_KEY = /^sha256\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}$/;
+
+/** Copies one blob out of the store into the backup, refusing one that does not hash to `expected`; returns its size. */
+async function backUpBlob(blobs: BackupBlobs, key: string, root: string, expected: string): Promise<number> {
+  if (!STORAGE_KEY.test(key)) throw new Error(`artifact row names an invalid storage key; not backed up`);
+  const to = path.join(root, key);
   fs.mkdirSync(path.dirname(to), { recursive: true });
-  fs.writeFileSync(to, bytes);
-  return bytes.length;
+  if (!(await blobs.readTo(key, to)))
+    throw new Error(`artifact blob ${path.basename(key)} is missing from ${blobs.describe()}`);
+  const { sha, size } = await hashFile(to);
+  if (sha !== expected)
+    throw new Error(`artifact blob ${path.basename(key)} in ${blobs.describe()} does not match its SHA-256`);
+  return size;
+}
+
+/** Copies one blob from the backup into the store after checking it hashes to `expected`. */
+async function restoreBlob(blobs: BackupBlobs, key: string, root: string, expected: string): Promise<void> {
+  if (!STORAGE_KEY.test(key)) throw new Error(`artifact row names an invalid storage key; not restored`);
+  const from = path.join(root, key);
+  if (!fs.existsSync(from)) throw new Error(`artifact blob ${path.basename(key)} is missing from ${root}`);
+  const { sha, size } = await hashFile(from);
+  if (sha !== expected) throw new Error(`artifact blob ${path.basename(key)} does not match its SHA-256`);
+  await blobs.writeFrom(key, from, size);
+}
+
+async function hashFile(file: string): Promise<{ sha: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of fs.createReadStream(file) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    size += chunk.length;
+  }
+  return { sha: hash.digest('hex'), size };
 }
