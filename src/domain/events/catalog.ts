@@ -373,12 +373,22 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
     }),
   },
   'approval.resolved': {
-    currentVersion: 1,
+    // v2: `edit` (approve with edits, issue 33); v1 resolutions upcast to `edit: null`.
+    currentVersion: 2,
     schema: obj({
       approvalId: uuid(),
       decision: oneOfStr(['approved', 'denied', 'expired']),
       resolvedBy: str(),
       reason: nullable(str()),
+      edit: nullable(
+        obj({
+          invocationId: uuid(),
+          originalArgumentsHash: str({ pattern: '^[0-9a-f]{64}$' }),
+          editedArgumentsHash: str({ pattern: '^[0-9a-f]{64}$' }),
+          editedArguments: anyObject(),
+          editedBy: str({ minLength: 1 }),
+        }),
+      ),
     }),
   },
   'context.compacted': {
