@@ -126,7 +126,9 @@ export class ApprovalService {
             principalId: principal.principalId,
             reason: why,
             // Checked only where an edit can apply; the decider refuses the rest (resolved, a review).
-            ...(choice === 'approve_with_edits' && state.record.status === 'pending' && state.record.actionKind === 'tool_call'
+            ...(choice === 'approve_with_edits' &&
+            state.record.status === 'pending' &&
+            state.record.actionKind === 'tool_call'
               ? { edited: this.checkedEdit(state.record, edited as Record<string, unknown>) }
               : {}),
           },
@@ -237,7 +239,8 @@ export class ApprovalService {
    * refusal: the field that fails the schema, or why the policy would not let the edited call run.
    */
   private checkedEdit(a: ApprovalRecord, args: Record<string, unknown>) {
-    if (!this.deps.edits) throw new ValidationError('this process cannot check edited arguments', { field: 'decision' });
+    if (!this.deps.edits)
+      throw new ValidationError('this process cannot check edited arguments', { field: 'decision' });
     const v = this.deps.edits.check(a.toolName, a.arguments, args);
     switch (v.kind) {
       case 'ok':

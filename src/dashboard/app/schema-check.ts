@@ -65,7 +65,10 @@ function checkArray(v: unknown[], s: Schema, field: string, out: FieldIssue[]): 
 
 function check(v: unknown, s: Schema, field: string, out: FieldIssue[]): void {
   if (s.type !== undefined && !typeMatches(v, s.type)) {
-    out.push({ field, message: `must be ${Array.isArray(s.type) ? s.type.join(' or ') : String(s.type)}` });
+    out.push({
+      field,
+      message: `must be ${Array.isArray(s.type) ? s.type.join(' or ') : typeof s.type === 'string' ? s.type : JSON.stringify(s.type)}`,
+    });
     return;
   }
   if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(v)))

@@ -153,7 +153,9 @@ function resolve(cmd: ResolvePendingApproval, { approval: a, run }: ApprovalReso
         runId: a.runId,
         actor,
         awaiting: 'approval',
-        reason: edit ? 'approval_approved_with_edits' : `${review ? 'review' : 'approval'}_${approved ? 'approved' : 'denied'}`,
+        reason: edit
+          ? 'approval_approved_with_edits'
+          : `${review ? 'review' : 'approval'}_${approved ? 'approved' : 'denied'}`,
       },
       run,
     ),
