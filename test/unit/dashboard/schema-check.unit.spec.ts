@@ -6,7 +6,10 @@ import { createDemoExternalWriteTool } from '../../../src/tools/demo/external-wr
  * The console's edit-form check (ADR 0044) names the same fields the server's Ajv check refuses,
  * and accepts what Ajv accepts, on the demo write's schema.
  */
-const schema = createDemoExternalWriteTool({ record: () => Promise.resolve({ id: 1 }) }).spec.inputSchema;
+const schema = createDemoExternalWriteTool({
+  record: () => Promise.resolve({ id: 1 }),
+  count: () => Promise.resolve(0),
+}).spec.inputSchema;
 const ajv = new Ajv({ allErrors: true, strict: false }).compile(schema);
 
 describe('the console edit form’s schema check', () => {
