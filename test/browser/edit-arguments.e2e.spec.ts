@@ -68,4 +68,38 @@ describeWithChromium('approval console: Edit arguments', () => {
     expect(writes.rows).toEqual([{ content: 'hello, world' }]);
     await page.getByText('Nothing is waiting for a decision.').waitFor();
   });
+
+  it('the session composer stays enabled while a run waits, and queues the message behind it (enqueue by default)', async () => {
+    const page = await browser.page();
+    await page.goto(`${api.base}/`);
+    await page.getByRole('button', { name: 'New session' }).click();
+    await page.waitForURL(/\/sessions\/[0-9a-f-]{36}$/);
+    await page.locator('[data-conn="live"]').waitFor();
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('send hello to the newsletter');
+    await box.press('Enter');
+    await page.locator('article.run[data-status="waiting_for_approval"]').waitFor();
+    const picker = page.getByRole('combobox', { name: 'While the agent works' });
+    await expect(picker.inputValue()).resolves.toBe('enqueue');
+    await expect(page.getByRole('button', { name: 'Send' }).isEnabled()).resolves.toBe(true);
+    await box.fill('What is 6 times 7?');
+    await box.press('Enter');
+    await page.locator('article.run').nth(1).waitFor();
+    const sessionId = page.url().split('/').pop()!;
+    const runs = await api.t.platform.db.query<{ id: string; status: string; queued_behind: string | null }>(
+      'SELECT id, status, queued_behind FROM runs WHERE session_id = $1 ORDER BY created_at',
+      [sessionId],
+    );
+    expect(runs.rows.map((r) => r.status)).toEqual(['waiting_for_approval', 'queued']);
+    expect(runs.rows[1].queued_behind).toBe(runs.rows[0].id);
+    const pending = await call(api.base, 'GET', '/v1/approvals?status=pending');
+    const approval = pending.body.items.find((a: { run_id: string }) => a.run_id === runs.rows[0].id);
+    const r = await call(api.base, 'POST', `/v1/approvals/${approval.id}/resolve`, {
+      body: { decision: 'approve_with_edits', arguments: { text: 'hello again', target: 'the newsletter' } },
+    });
+    expect(r.status).toBe(200);
+    expect(await api.t.waitForTerminal(runs.rows[0].id, 30_000)).toBe('completed');
+    expect(await api.t.waitForTerminal(runs.rows[1].id, 30_000)).toBe('completed');
+    await expect(page.getByRole('combobox', { name: 'While the agent works' }).count()).resolves.toBe(0);
+  });
 });
