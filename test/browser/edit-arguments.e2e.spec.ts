@@ -93,7 +93,9 @@ describeWithChromium('approval console: Edit arguments', () => {
     expect(runs.rows.map((r) => r.status)).toEqual(['waiting_for_approval', 'queued']);
     expect(runs.rows[1].queued_behind).toBe(runs.rows[0].id);
     const pending = await call(api.base, 'GET', '/v1/approvals?status=pending');
-    const approval = pending.body.items.find((a: { run_id: string }) => a.run_id === runs.rows[0].id);
+    const approval = (pending.body.items as { id: string; run_id: string }[]).find(
+      (a) => a.run_id === runs.rows[0].id,
+    )!;
     const r = await call(api.base, 'POST', `/v1/approvals/${approval.id}/resolve`, {
       body: { decision: 'approve_with_edits', arguments: { text: 'hello again', target: 'the newsletter' } },
     });
