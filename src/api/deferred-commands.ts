@@ -21,9 +21,10 @@ export async function resolveApproval(
   commands: CommandBus,
   principal: Principal,
   approvalId: string,
-  decision: 'approve_once' | 'deny',
+  decision: 'approve_once' | 'approve_with_edits' | 'deny',
   reason: string | null,
+  edited?: Record<string, unknown>,
 ): Promise<{ status: string; run: string }> {
-  const r = await commands.execute(new ResolveApprovalCommand(principal, approvalId, decision, reason));
+  const r = await commands.execute(new ResolveApprovalCommand(principal, approvalId, decision, reason, edited));
   return { status: r.status, run: r.run };
 }

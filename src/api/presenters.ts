@@ -1,5 +1,5 @@
 import type { CreatedSession } from '../application/sessions/create-session';
-import type { StoredEvent } from '../domain/events/payloads';
+import type { ApprovalEdit, StoredEvent } from '../domain/events/payloads';
 import type { RunRecord } from '../domain/run/run';
 import type { RunUsage } from '../domain/run/usage';
 import type { ChildRun } from '../ports/run-store';
@@ -124,7 +124,8 @@ export const presentMessage = (m: SessionMessage) => ({
 
 export const presentApproval = (a: ApprovalRecord) => {
   const req = a.request as { toolName?: unknown; arguments?: unknown; actionSummary?: unknown; policyReason?: unknown };
-  const res = a.resolution as { decision?: unknown; reason?: unknown } | null;
+  const res = a.resolution as { decision?: unknown; reason?: unknown; edit?: ApprovalEdit | null } | null;
+  const edit = res?.edit ?? null;
   return {
     id: a.id,
     run_id: a.runId,
@@ -141,6 +142,15 @@ export const presentApproval = (a: ApprovalRecord) => {
     tool_invocation_id: a.toolInvocationId,
     decision: res?.decision ?? null,
     reason: res?.reason ?? null,
+    // Approve with edits (issue 33): what ran instead of `arguments`, both hashes and the editor.
+    edit: edit
+      ? {
+          arguments: edit.editedArguments,
+          original_arguments_hash: edit.originalArgumentsHash,
+          edited_arguments_hash: edit.editedArgumentsHash,
+          edited_by: edit.editedBy,
+        }
+      : null,
     policy_version: a.policyVersion,
     expires_at: a.expiresAt,
     created_at: a.createdAt,

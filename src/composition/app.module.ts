@@ -23,7 +23,7 @@ import { SessionsController } from '../api/sessions.controller';
 import { TRAJECTORIES, TrajectoryController } from '../api/trajectory.controller';
 import { StreamHubs } from '../api/sse/stream-hubs';
 import { APPLICATION_HANDLERS } from '../application/handlers';
-import { TOOL_RECORDS } from '../application/approvals/tokens';
+import { APPROVAL_EDIT_CHECKS, TOOL_RECORDS } from '../application/approvals/tokens';
 import { CHILD_RUN_SERVICE, CHILD_RUN_STORE } from '../application/runs/child-runs';
 import {
   AGENT_CATALOG,
@@ -122,6 +122,7 @@ export class AppModule {
         { provide: DEVICE_REGISTRY, useValue: platform.notifications.devices },
         // Tool lifecycle read models (approval resolution, reviews, run input) — issue 4.
         { provide: TOOL_RECORDS, useValue: platform.toolRecords },
+        { provide: APPROVAL_EDIT_CHECKS, useValue: platform.approvalEdits },
         // Child runs of delegate.run (ADR 0037): a parent's cancel cancels them; the run view lists them.
         { provide: CHILD_RUN_SERVICE, useValue: platform.childRuns },
         { provide: CHILD_RUN_STORE, useValue: platform.childRunStore },

@@ -57,6 +57,8 @@ import { PolicyEngine } from '../policy/policy-engine';
 import { createPlatformTools } from '../tools/builtin';
 import { wireSandbox } from './sandbox';
 import { ToolRegistry } from '../tools/registry';
+import { RegistryApprovalEditChecks } from '../tools/approval-edit-checks';
+import type { ApprovalEditChecks } from '../ports/approval-edits';
 import { setupTelemetry } from './telemetry';
 import type { Trajectories } from './trajectory';
 import { createTrajectories } from './trajectory-wiring';
@@ -116,6 +118,8 @@ export interface Platform {
   readonly policy: PolicyEngine;
   /** Approval lifecycle edges (expiry reaper, resolution) without the Nest buses. */
   readonly approvals: ApprovalService;
+  /** Schema and policy checks of an "approve with edits" (ADR 0044). */
+  readonly approvalEdits: ApprovalEditChecks;
   /** Child runs of delegate.run (ADR 0037): the join, cancellation of a parent's children, the run view. */
   readonly childRuns: ChildRunService;
   readonly childRunStore: ChildRunStore;
@@ -312,7 +316,8 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
     log,
     undo,
   });
-  const approvals = new ApprovalService({ store, runs, sessions, records: toolRecords, clock });
+  const approvalEdits = new RegistryApprovalEditChecks(registry, policy);
+  const approvals = new ApprovalService({ store, runs, sessions, records: toolRecords, clock, edits: approvalEdits });
   // Subagents (ADR 0037): the children's reads and the join.
   const childRunStore = new PgChildRuns(db);
   const childRuns = new ChildRunService({ store, runs, sessions, records: toolRecords, children: childRunStore, log });
@@ -365,6 +370,7 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
     skills,
     policy,
     approvals,
+    approvalEdits,
     router,
     transient,
     sessionTools,
@@ -441,6 +447,7 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
     notifications: services.notifications,
     policy,
     approvals,
+    approvalEdits: services.approvalEdits,
     childRuns,
     childRunStore,
     router,

@@ -49,7 +49,13 @@ export interface ToolPair {
   resultSequence: number | null;
   /** The §11.2 trust label of the result event (`external_untrusted` output is elided in summaries). */
   resultTrust: string | null;
+  /** The arguments a human approved in place of the model's (approve with edits, ADR 0044). */
+  editedArguments?: Record<string, unknown>;
 }
+
+/** What the model is told with the result of a call a human edited (it proposed other arguments). */
+export const HUMAN_EDIT_NOTE =
+  'A human reviewer edited the arguments of this call before approving it; it ran with edited_arguments, and the result is of the edited call.';
 
 /** The latest compaction checkpoint seen in the session log. */
 export interface CompactionCheckpoint {
@@ -164,6 +170,9 @@ export class SessionHistory {
       case 'run.rolled_back':
         this.stoppedByNewerMessage(e);
         break;
+      case 'approval.resolved':
+        this.edited(e);
+        break;
       default:
         break;
     }
@@ -211,6 +220,13 @@ export class SessionHistory {
     this.calls.set(e.data.invocationId, { unit: turn, pair });
   }
 
+  /** A call approved with edits: its result will carry the edited arguments and a note saying so. */
+  private edited(e: StoredEvent<'approval.resolved'>): void {
+    const edit = e.data.edit;
+    const found = edit ? this.calls.get(edit.invocationId) : undefined;
+    if (edit && found) found.pair.editedArguments = edit.editedArguments;
+  }
+
   /** The first outcome of a call becomes its result; a plan.update result also sets the working state. */
   private answered(e: StoredEvent<'tool.call.completed' | 'tool.call.failed' | 'tool.call.denied'>): void {
     const found = this.calls.get(e.data.invocationId);
@@ -224,11 +240,13 @@ export class SessionHistory {
               message: e.type === 'tool.call.failed' ? e.data.message : e.data.explanation,
             },
           };
+    const edited = found.pair.editedArguments;
     found.pair.result = {
       kind: 'tool_result',
       callId: found.pair.call.callId,
       name: found.pair.call.name,
-      output,
+      // The model proposed other arguments: it must not take the result for that of its own call.
+      output: edited ? { note: HUMAN_EDIT_NOTE, edited_arguments: edited, result: output } : output,
       isError: e.type !== 'tool.call.completed',
       trust: 'tool_untrusted',
     };

@@ -23,6 +23,8 @@ export interface ApprovalRecord {
   readonly resolvedAt: string | null;
   readonly resolvedBy: string | null;
   readonly reason: string | null;
+  /** Approve with edits (issue 33): the arguments the human approved instead of the model's; null otherwise. */
+  readonly editedArguments?: Record<string, unknown> | null;
   /** When the reaper warned that the approval is about to expire (`approval.expiring`), or null. */
   readonly expiryWarnedAt?: string | null;
 }

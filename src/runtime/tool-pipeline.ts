@@ -19,6 +19,7 @@ import { askUser } from './steps/tool/suspensions';
 import { delegate } from './steps/tool/delegate';
 import { APPROVAL_REQUIRED_VIA_BRIDGE, bridgeOutcomeOf } from './steps/tool/bridged';
 import { deny, type CallScope } from './steps/tool/call-scope';
+import { editedArgumentsOf } from './steps/tool/edited';
 import type { BridgeCallOutcome } from '../ports/tool-bridge';
 import type {
   AppendForRun,
@@ -104,6 +105,7 @@ export class ToolPipeline {
     if (existing && TERMINAL.has(existing.status)) return { kind: 'done' }; // already answered
     const s = this.scopeOf(call, ctx, { key, argsHash, existing }, append, options.defer);
     s.callTool = this.bridgeOf(s, append);
+    s.editedArguments = await editedArgumentsOf(s);
     if (!existing) {
       const refused = await propose(s, options.sameCall);
       if (refused) return refused;

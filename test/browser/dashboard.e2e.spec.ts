@@ -186,8 +186,9 @@ describeWithChromium('web dashboard in headless Chromium', () => {
     await expect(card.locator('pre').textContent()).resolves.toContain('newsletter');
     await expect(card.locator('[data-countdown]').textContent()).resolves.toMatch(/left|no expiry/);
     await chat.locator('article.run[data-status="waiting_for_approval"]').waitFor();
-    // While the run waits, the composer says why it cannot send (the API would refuse: 409).
-    await expect(chat.getByRole('button', { name: 'Send' }).isDisabled()).resolves.toBe(true);
+    // While the run waits, the composer stays enabled with a strategy picker, enqueue by default (issue 33).
+    await expect(chat.getByRole('button', { name: 'Send' }).isEnabled()).resolves.toBe(true);
+    await expect(chat.getByRole('combobox', { name: 'While the agent works' }).inputValue()).resolves.toBe('enqueue');
     await expect(chat.locator('[data-composer-wait]').textContent()).resolves.toMatch(/waits for an approval/);
 
     // Deleting the session now is refused, with the API's reason in words.
@@ -210,7 +211,8 @@ describeWithChromium('web dashboard in headless Chromium', () => {
     await card.getByRole('button', { name: 'Approve' }).click();
     await chat.locator('article.run[data-status="completed"]').waitFor();
     await chat.locator('.bubble.assistant', { hasText: 'Sent to' }).waitFor();
-    await expect(chat.getByRole('button', { name: 'Send' }).isEnabled()).resolves.toBe(true);
+    // Nothing works any more: no picker, a plain send.
+    await expect(chat.getByRole('combobox', { name: 'While the agent works' }).count()).resolves.toBe(0);
     await consolePage.locator('tr[data-resolved]', { hasText: 'approved' }).waitFor();
 
     await send(chat, 'send goodbye to the newsletter');

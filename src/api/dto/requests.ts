@@ -124,9 +124,26 @@ export class CancelRunBody {
 }
 
 export class ResolveApprovalBody {
-  @ApiProperty({ enum: ['approve_once', 'deny'] })
-  @IsIn(['approve_once', 'deny'])
-  decision!: 'approve_once' | 'deny';
+  @ApiProperty({
+    enum: ['approve_once', 'approve_with_edits', 'deny'],
+    description:
+      'approve_with_edits: the tool runs with `arguments` instead of the proposed ones (docs/tools-and-approvals.md)',
+  })
+  @IsIn(['approve_once', 'approve_with_edits', 'deny'], {
+    message: 'decision must be one of approve_once, approve_with_edits, deny',
+  })
+  decision!: 'approve_once' | 'approve_with_edits' | 'deny';
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { target: 'the newsletter', text: 'hello, world' },
+    description:
+      "With approve_with_edits only: the complete edited tool arguments, checked against the tool's schema and the policy",
+  })
+  @IsOptional()
+  @IsObject({ message: 'arguments must be a JSON object' })
+  arguments?: Record<string, unknown>;
 
   @ApiPropertyOptional({ maxLength: 2000 })
   @IsOptional()

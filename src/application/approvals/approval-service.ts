@@ -7,6 +7,7 @@ import {
 import { runDecider, runStateOf } from '../../domain/deciders/run';
 import { AuthorizationError, ConflictError, NotFoundError, ValidationError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
+import type { ApprovalEditChecks, EditIssue } from '../../ports/approval-edits';
 import type { Clock } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
 import type { RunRepository } from '../../ports/run-store';
@@ -14,8 +15,8 @@ import type { SessionRepository } from '../../ports/session-repository';
 import type { ApprovalRecord, ToolRecordStore } from '../../ports/tool-records';
 import { handleCommand, type LoadedState } from '../command-handler';
 
-export type ApprovalDecision = 'approve_once' | 'deny';
-export const APPROVAL_DECISIONS: readonly ApprovalDecision[] = ['approve_once', 'deny'];
+export type ApprovalDecision = 'approve_once' | 'approve_with_edits' | 'deny';
+export const APPROVAL_DECISIONS: readonly ApprovalDecision[] = ['approve_once', 'approve_with_edits', 'deny'];
 
 export interface ResolvedApproval {
   readonly approvalId: string;
@@ -31,9 +32,36 @@ export interface ApprovalDeps {
   readonly sessions: SessionRepository;
   readonly records: ToolRecordStore;
   readonly clock: Clock;
+  /** Schema and policy checks of edited arguments; without them `approve_with_edits` is refused. */
+  readonly edits?: ApprovalEditChecks;
 }
 
 const MAX_REASON_CHARS = 1000;
+
+/** `arguments` comes with `approve_with_edits` (a JSON object) and with nothing else. */
+function checkEditShape(decision: ApprovalDecision, edited: unknown): void {
+  const given = edited !== undefined && edited !== null;
+  if (decision !== 'approve_with_edits') {
+    if (given)
+      throw new ValidationError('arguments may be given only with decision approve_with_edits', { field: 'arguments' });
+    return;
+  }
+  if (!given || typeof edited !== 'object' || Array.isArray(edited))
+    throw new ValidationError('approve_with_edits needs arguments: a JSON object of the edited tool arguments', {
+      field: 'arguments',
+    });
+}
+
+/** A schema refusal naming the first failing field (`arguments.text`) and listing every issue. */
+function editRefused(toolName: string, issues: readonly EditIssue[]): ValidationError {
+  const field = (path: string) => `arguments${path.replace(/\//g, '.')}`;
+  const first = issues[0] ?? { path: '', message: 'is invalid' };
+  const all = issues.map((i) => `${field(i.path)} ${i.message}`).join('; ');
+  return new ValidationError(`edited arguments for ${toolName} are invalid: ${all}; the approval stays pending`, {
+    field: field(first.path),
+    issues: issues.map((i) => ({ field: field(i.path), message: i.message })),
+  });
+}
 
 /** The reaper's principal: a system actor inside the approval's own tenant. */
 function systemPrincipal(tenantId: string, principalId: string): Principal {
@@ -71,10 +99,13 @@ export class ApprovalService {
     approvalId: string,
     decision: unknown,
     reason: unknown,
+    edited?: unknown,
   ): Promise<ResolvedApproval> {
-    if (decision !== 'approve_once' && decision !== 'deny') {
+    if (!APPROVAL_DECISIONS.includes(decision as ApprovalDecision)) {
       throw new ValidationError(`decision must be one of ${APPROVAL_DECISIONS.join(', ')}`, { field: 'decision' });
     }
+    const choice = decision as ApprovalDecision;
+    checkEditShape(choice, edited);
     if (reason !== null && reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON_CHARS)) {
       throw new ValidationError(`reason must be a string of at most ${MAX_REASON_CHARS} characters or null`, {
         field: 'reason',
@@ -89,13 +120,24 @@ export class ApprovalService {
       load: () => this.load(approvalId, principal),
       decide: (state) =>
         decideApprovalResolution(
-          { kind: 'ResolvePendingApproval', decision, principalId: principal.principalId, reason: why },
+          {
+            kind: 'ResolvePendingApproval',
+            decision: choice,
+            principalId: principal.principalId,
+            reason: why,
+            // Checked only where an edit can apply; the decider refuses the rest (resolved, a review).
+            ...(choice === 'approve_with_edits' &&
+            state.record.status === 'pending' &&
+            state.record.actionKind === 'tool_call'
+              ? { edited: this.checkedEdit(state.record, edited as Record<string, unknown>) }
+              : {}),
+          },
           state,
         ),
       result: ({ state: { record: a } }) => ({
         approvalId: a.id,
         runId: a.runId,
-        status: decision === 'approve_once' ? 'approved' : 'denied',
+        status: choice === 'deny' ? 'denied' : 'approved',
         run: 'resumed',
       }),
       exhausted: () => this.exhausted(approvalId),
@@ -190,6 +232,34 @@ export class ApprovalService {
 
   list(principal: Principal, status: ApprovalRecord['status'] | null, limit = 100): Promise<ApprovalRecord[]> {
     return this.deps.records.listApprovals(principal.tenantId, status, Math.max(1, Math.min(limit, 500)));
+  }
+
+  /**
+   * The edited arguments checked against the tool's schema and the policy (ADR 0044), or the
+   * refusal: the field that fails the schema, or why the policy would not let the edited call run.
+   */
+  private checkedEdit(a: ApprovalRecord, args: Record<string, unknown>) {
+    if (!this.deps.edits)
+      throw new ValidationError('this process cannot check edited arguments', { field: 'decision' });
+    const v = this.deps.edits.check(a.toolName, a.arguments, args);
+    switch (v.kind) {
+      case 'ok':
+        return { arguments: args, originalHash: v.originalHash, editedHash: v.editedHash };
+      case 'unknown_tool':
+        throw new ConflictError(`tool ${a.toolName} is no longer registered; its arguments cannot be edited`, {
+          field: 'arguments',
+          tool: a.toolName,
+        });
+      case 'invalid':
+        throw editRefused(a.toolName, v.issues);
+      case 'denied':
+        throw new AuthorizationError(
+          `the edited call would be denied by policy (${v.reasonCode}): ${v.explanation}; the approval stays pending`,
+          { field: 'arguments', reason_code: v.reasonCode },
+        );
+      default:
+        return v satisfies never;
+    }
   }
 
   private exhausted(approvalId: string): ConflictError {

@@ -2,6 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { NotFoundError, ValidationError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
+import type { ApprovalEditChecks } from '../../ports/approval-edits';
 import type { Clock } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
 import type { RunRepository } from '../../ports/run-store';
@@ -9,7 +10,7 @@ import type { SessionRepository } from '../../ports/session-repository';
 import type { ToolRecordStore } from '../../ports/tool-records';
 import { CLOCK, EVENT_STORE, RUN_REPOSITORY, SESSION_REPOSITORY } from '../tokens';
 import { ApprovalService, type ApprovalDecision, type ResolvedApproval } from './approval-service';
-import { TOOL_RECORDS } from './tokens';
+import { APPROVAL_EDIT_CHECKS, TOOL_RECORDS } from './tokens';
 
 /** Resolves a pending approval (plan §9.3). First resolution wins; a later one is a ConflictError. */
 export class ResolveApprovalCommand extends Command<ResolvedApproval> {
@@ -18,6 +19,8 @@ export class ResolveApprovalCommand extends Command<ResolvedApproval> {
     readonly approvalId: string,
     readonly decision: ApprovalDecision,
     readonly reason: string | null,
+    /** With `approve_with_edits`: the edited arguments (ADR 0044). */
+    readonly edited?: Record<string, unknown>,
   ) {
     super();
   }
@@ -43,8 +46,9 @@ abstract class ApprovalHandlerBase {
     sessions: SessionRepository,
     records: ToolRecordStore,
     clock: Clock,
+    edits?: ApprovalEditChecks,
   ) {
-    this.service = new ApprovalService({ store, runs, sessions, records, clock });
+    this.service = new ApprovalService({ store, runs, sessions, records, clock, ...(edits ? { edits } : {}) });
   }
 }
 
@@ -56,12 +60,13 @@ export class ResolveApprovalHandler extends ApprovalHandlerBase implements IComm
     @Inject(SESSION_REPOSITORY) sessions: SessionRepository,
     @Inject(TOOL_RECORDS) records: ToolRecordStore,
     @Inject(CLOCK) clock: Clock,
+    @Inject(APPROVAL_EDIT_CHECKS) edits: ApprovalEditChecks,
   ) {
-    super(store, runs, sessions, records, clock);
+    super(store, runs, sessions, records, clock, edits);
   }
 
   execute(cmd: ResolveApprovalCommand): Promise<ResolvedApproval> {
-    return this.service.resolve(cmd.principal, cmd.approvalId, cmd.decision, cmd.reason);
+    return this.service.resolve(cmd.principal, cmd.approvalId, cmd.decision, cmd.reason, cmd.edited);
   }
 }
 

@@ -192,6 +192,15 @@ export interface Approval {
   policy_reason: string | null;
   decision: string | null;
   reason: string | null;
+  /** Approve with edits (ADR 0044): the arguments that ran instead, both hashes and the editor. */
+  edit?: {
+    arguments: Record<string, unknown>;
+    original_arguments_hash: string;
+    edited_arguments_hash: string;
+    edited_by: string;
+  } | null;
+  /** The tool's arguments schema, for the "Edit arguments" form; null when the call cannot be edited. */
+  arguments_schema?: Record<string, unknown> | null;
   expires_at: string | null;
   created_at: string;
   resolved_at: string | null;

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type Approval, type Page } from './api';
+import { EditArguments } from './edit-arguments';
 import { dateTime, json } from './format';
 import { Link, reportAuth } from './nav';
 import { ErrorText } from './sessions-page';
@@ -22,18 +23,23 @@ function PendingCard(props: { a: Approval; now: number; onResolved(id: string): 
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const resolve = async (decision: 'approve_once' | 'deny') => {
+  const [editing, setEditing] = useState(false);
+  const resolve = async (
+    decision: 'approve_once' | 'approve_with_edits' | 'deny',
+    edited?: Record<string, unknown>,
+  ) => {
     if (decision === 'deny' && !reason.trim()) {
       setError(new Error('Give a reason to deny: the agent reports it back.'));
       return;
     }
     setBusy(true);
+    setError(null);
     try {
-      await api(
-        'POST',
-        `/v1/approvals/${a.id}/resolve`,
-        reason.trim() ? { decision, reason: reason.trim() } : { decision },
-      );
+      await api('POST', `/v1/approvals/${a.id}/resolve`, {
+        decision,
+        ...(reason.trim() ? { reason: reason.trim() } : {}),
+        ...(edited ? { arguments: edited } : {}),
+      });
       props.onResolved(a.id);
     } catch (e) {
       reportAuth(e);
@@ -79,10 +85,25 @@ function PendingCard(props: { a: Approval; now: number; onResolved(id: string): 
         <button type="button" class="ok" disabled={busy} onClick={() => void resolve('approve_once')}>
           Approve
         </button>
+        {a.arguments_schema && !editing ? (
+          <button type="button" disabled={busy} onClick={() => setEditing(true)}>
+            Edit arguments
+          </button>
+        ) : null}
         <button type="button" class="danger" disabled={busy} onClick={() => void resolve('deny')}>
           Deny
         </button>
       </div>
+      {a.arguments_schema && editing ? (
+        <EditArguments
+          initial={a.arguments}
+          schema={a.arguments_schema}
+          busy={busy}
+          onApprove={(edited) => void resolve('approve_with_edits', edited)}
+          onCancel={() => setEditing(false)}
+          onEdit={() => setError(null)}
+        />
+      ) : null}
       <ErrorText error={error} />
     </li>
   );
@@ -170,7 +191,14 @@ export function ConsolePage() {
                 <td>{a.action_summary}</td>
                 <td class={a.decision === 'approved' ? 'ok-text' : 'fail-text'}>
                   {a.decision ?? a.status}
+                  {a.edit ? ' with edits' : ''}
                   {a.reason ? ` — ${a.reason}` : ''}
+                  {a.edit ? (
+                    <details class="json" data-edited>
+                      <summary>edited arguments</summary>
+                      <pre>{json(a.edit.arguments)}</pre>
+                    </details>
+                  ) : null}
                 </td>
                 <td>{a.resolved_by ?? '—'}</td>
                 <td>{dateTime(a.resolved_at)}</td>

@@ -6,6 +6,15 @@ import { Link, reportAuth } from './nav';
 import { ErrorText, StatusBadge } from './sessions-page';
 import { openStream, type ConnState } from './sse';
 
+/** What a message sent while a run works does (ADR 0038); the UI defaults to enqueue. */
+type Strategy = 'enqueue' | 'interrupt' | 'rollback' | 'reject';
+const STRATEGIES: readonly { value: Strategy; label: string }[] = [
+  { value: 'enqueue', label: 'Queue after the current run' },
+  { value: 'interrupt', label: 'Interrupt it (keep its work)' },
+  { value: 'rollback', label: 'Interrupt and roll back its work' },
+  { value: 'reject', label: 'Refuse while it works' },
+];
+
 export function ConnBadge(props: { state: ConnState; detail?: string }) {
   const text: Record<ConnState, string> = {
     connecting: 'connecting…',
@@ -247,6 +256,7 @@ export function SessionPage(props: { id: string }) {
   const [loadError, setLoadError] = useState<unknown>(null);
   const { events, deltas, conn } = useEventLog(loadError ? null : `/v1/sessions/${props.id}/events`);
   const [text, setText] = useState('');
+  const [strategy, setStrategy] = useState<Strategy>('enqueue');
   const [sendError, setSendError] = useState<unknown>(null);
   const [sending, setSending] = useState(false);
   const draft = useRef<{ key: string; text: string } | null>(null);
@@ -259,9 +269,9 @@ export function SessionPage(props: { id: string }) {
 
   const { runs, sessionEvents } = useMemo(() => groupRuns(events), [events]);
   const last = runs.at(-1);
-  // A session has one active run at a time (the API answers 409 otherwise): while the last run
-  // works or waits for an approval, the composer says so instead of offering a send that fails.
-  // A run waiting for the user takes the next message as its answer.
+  // While the last run works or waits for an approval, a message needs a multitask strategy
+  // (issue 33, ADR 0038): the composer stays enabled with a picker, enqueue by default. A run
+  // waiting for the user takes the next message as its answer.
   const working = last !== undefined && !TERMINAL_STATUS.has(last.status) && last.status !== 'waiting_for_user';
   useEffect(() => {
     bottom.current?.scrollIntoView({ block: 'end' });
@@ -269,7 +279,6 @@ export function SessionPage(props: { id: string }) {
 
   const send = async (ev: Event) => {
     ev.preventDefault();
-    if (working) return;
     // The same text keeps its key, so a retried submission can never start a second run.
     if (!draft.current || draft.current.text !== text) draft.current = { key: newKey(), text };
     const sent = text;
@@ -277,7 +286,7 @@ export function SessionPage(props: { id: string }) {
     try {
       await postIdempotent(
         `/v1/sessions/${props.id}/messages`,
-        { content: [{ type: 'text', text }] },
+        { content: [{ type: 'text', text }], ...(working ? { multitask_strategy: strategy } : {}) },
         draft.current.key,
       );
       draft.current = null;
@@ -346,15 +355,32 @@ export function SessionPage(props: { id: string }) {
             }}
           />
         </label>
-        <button type="submit" disabled={sending || working} aria-describedby={working ? 'composer-wait' : undefined}>
+        {working ? (
+          <label>
+            <span class="sr-only">While the agent works</span>
+            <select
+              name="multitask_strategy"
+              value={strategy}
+              aria-describedby="composer-wait"
+              onChange={(e) => setStrategy(e.currentTarget.value as Strategy)}
+            >
+              {STRATEGIES.map((s) => (
+                <option key={s.value} value={s.value}>
+                  {s.label}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
+        <button type="submit" disabled={sending} aria-describedby={working ? 'composer-wait' : undefined}>
           {sending ? 'Sending…' : 'Send'}
         </button>
       </form>
       {working ? (
         <p id="composer-wait" class="muted" data-composer-wait>
           {last?.status === 'waiting_for_approval'
-            ? 'The last run waits for an approval in the console; answer it or cancel the run to send another message.'
-            : 'The agent is still working on the last message; wait for it to finish or cancel the run.'}
+            ? 'The last run waits for an approval in the console; a new message is handled as picked: queued after it, or interrupting it.'
+            : 'The agent is still working on the last message; a new message is handled as picked: queued after it, or interrupting it.'}
         </p>
       ) : null}
       <ErrorText error={sendError} />

@@ -1,7 +1,7 @@
-import type { ApprovalActionKind } from '../events/payloads';
+import type { ApprovalActionKind, ApprovalEdit } from '../events/payloads';
 import { APPROVAL_DENIED, APPROVAL_EXPIRED, approvalOutcomeText, RUN_CANCELLED } from '../tools/outcomes';
 import { approvalDecider, type ApprovalState } from './approval';
-import { ConflictError } from '../errors';
+import { ConflictError, ValidationError } from '../errors';
 import { accept, combine, refuse, type Actor, type Decision } from './decider';
 import { runDecider, type RunState } from './run';
 import { toolInvocationDecider, toolInvocationStateOf } from './tool-invocation';
@@ -25,12 +25,21 @@ export interface ApprovalResolutionState {
   readonly run: RunState;
 }
 
-/** A human approves once or denies (`ResolveApprovalCommand` of the API). */
+/**
+ * A human approves once, approves with edited arguments, or denies (`ResolveApprovalCommand` of the
+ * API). `edited` (only with `approve_with_edits`) holds arguments the application already checked
+ * against the tool's schema and the policy, with both canonical hashes (ADR 0044).
+ */
 export interface ResolvePendingApproval {
   readonly kind: 'ResolvePendingApproval';
-  readonly decision: 'approve_once' | 'deny';
+  readonly decision: 'approve_once' | 'approve_with_edits' | 'deny';
   readonly principalId: string;
   readonly reason: string | null;
+  readonly edited?: {
+    readonly arguments: Record<string, unknown>;
+    readonly originalHash: string;
+    readonly editedHash: string;
+  };
 }
 
 /** The reaper expires an approval past its deadline: the run resumes to tell the user, or fails. */
@@ -93,10 +102,34 @@ function refusal(
   );
 }
 
+/**
+ * The edit an `approve_with_edits` records, or why it is refused: only a pending tool call's
+ * approval can be edited (an uncertainty review decides about a call that already ran).
+ */
+function editOf(cmd: ResolvePendingApproval, a: PendingApproval): ApprovalEdit | null | ValidationError {
+  // A resolved approval is refused as such by the approval decider, edit or not.
+  if (cmd.decision !== 'approve_with_edits' || a.state.status !== 'pending') return null;
+  if (a.actionKind !== 'tool_call' || !a.invocationId)
+    return new ValidationError(`approval ${a.state.approvalId} is not a tool call's; its arguments cannot be edited`, {
+      field: 'decision',
+      actionKind: a.actionKind,
+    });
+  if (!cmd.edited) return new ValidationError('approve_with_edits needs arguments', { field: 'arguments' });
+  return {
+    invocationId: a.invocationId,
+    originalArgumentsHash: cmd.edited.originalHash,
+    editedArgumentsHash: cmd.edited.editedHash,
+    editedArguments: cmd.edited.arguments,
+    editedBy: cmd.principalId,
+  };
+}
+
 function resolve(cmd: ResolvePendingApproval, { approval: a, run }: ApprovalResolutionState): Decision {
   const actor: Actor = { actorType: 'user', actorId: cmd.principalId };
-  const approved = cmd.decision === 'approve_once';
+  const approved = cmd.decision !== 'deny';
   const review = a.actionKind === 'uncertain_review';
+  const edit = editOf(cmd, a);
+  if (edit instanceof ValidationError) return refuse(edit);
   return combine(
     approvalDecider.decide(
       {
@@ -107,6 +140,7 @@ function resolve(cmd: ResolvePendingApproval, { approval: a, run }: ApprovalReso
         decision: approved ? 'approved' : 'denied',
         resolvedBy: cmd.principalId,
         reason: cmd.reason,
+        edit,
       },
       a.state,
     ),
@@ -119,7 +153,9 @@ function resolve(cmd: ResolvePendingApproval, { approval: a, run }: ApprovalReso
         runId: a.runId,
         actor,
         awaiting: 'approval',
-        reason: `${review ? 'review' : 'approval'}_${approved ? 'approved' : 'denied'}`,
+        reason: edit
+          ? 'approval_approved_with_edits'
+          : `${review ? 'review' : 'approval'}_${approved ? 'approved' : 'denied'}`,
       },
       run,
     ),

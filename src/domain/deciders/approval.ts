@@ -1,5 +1,5 @@
-import { ConflictError, InvalidStateTransition } from '../errors';
-import type { ApprovalActionKind, EventPayloads } from '../events/payloads';
+import { ConflictError, InvalidStateTransition, ValidationError } from '../errors';
+import type { ApprovalActionKind, ApprovalEdit, EventPayloads } from '../events/payloads';
 import { accept, event, refuse, type Actor, type Decider, type Decision, type DecidedEvent } from './decider';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired';
@@ -56,6 +56,8 @@ export interface ResolveApproval extends ApprovalCommandBase {
   readonly decision: 'approved' | 'denied';
   readonly resolvedBy: string;
   readonly reason: string | null;
+  /** Approve with edits (issue 33): the arguments the tool runs with instead; only with `approved`. */
+  readonly edit?: ApprovalEdit | null;
 }
 
 /** The reaper's: a pending approval past its `expires_at` (judged at `nowMs`, from the command). */
@@ -123,9 +125,12 @@ function decide(cmd: ApprovalCommand, state: ApprovalState): Decision {
     if (!state.expiresAt || Date.parse(state.expiresAt) > cmd.nowMs)
       return refuse(new ConflictError('not expired', {}));
     const by = cmd.actor.actorId ?? 'system';
-    return resolved(cmd, { decision: 'expired', resolvedBy: by, reason: 'approval expired' });
+    return resolved(cmd, { decision: 'expired', resolvedBy: by, reason: 'approval expired', edit: null });
   }
-  return resolved(cmd, { decision: cmd.decision, resolvedBy: cmd.resolvedBy, reason: cmd.reason });
+  const edit = cmd.edit ?? null;
+  if (edit && cmd.decision !== 'approved')
+    return refuse(new ValidationError('only an approval can carry edited arguments', { field: 'arguments' }));
+  return resolved(cmd, { decision: cmd.decision, resolvedBy: cmd.resolvedBy, reason: cmd.reason, edit });
 }
 
 function evolve(state: ApprovalState, e: DecidedEvent): ApprovalState {

@@ -387,13 +387,27 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
     }),
   },
   'approval.resolved': {
-    currentVersion: 1,
-    schema: obj({
-      approvalId: uuid(),
-      decision: oneOfStr(['approved', 'denied', 'expired']),
-      resolvedBy: str(),
-      reason: nullable(str()),
-    }),
+    // v2: `edit` (approve with edits, issue 33; optional on append, so a v1-shaped payload still
+    // validates; v1 resolutions upcast to `edit: null`). The deciders always write it.
+    currentVersion: 2,
+    schema: (() => {
+      const v1 = obj({
+        approvalId: uuid(),
+        decision: oneOfStr(['approved', 'denied', 'expired']),
+        resolvedBy: str(),
+        reason: nullable(str()),
+      });
+      const edit = nullable(
+        obj({
+          invocationId: uuid(),
+          originalArgumentsHash: str({ pattern: '^[0-9a-f]{64}$' }),
+          editedArgumentsHash: str({ pattern: '^[0-9a-f]{64}$' }),
+          editedArguments: anyObject(),
+          editedBy: str({ minLength: 1 }),
+        }),
+      );
+      return { ...v1, properties: { ...(v1.properties as object), edit } };
+    })(),
   },
   'context.compacted': {
     currentVersion: 1,

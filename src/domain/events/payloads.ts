@@ -9,6 +9,18 @@ import type { MemoryEventPayloads } from './memory-events';
 import type { OccurrenceFailureReason, ScheduleDefinition } from '../schedules/schedule';
 
 /**
+ * An approval resolved with edited arguments (issue 33, ADR 0044): the tool runs with
+ * `editedArguments`; both canonical argument hashes and the editor are recorded for the audit.
+ */
+export interface ApprovalEdit {
+  invocationId: string;
+  originalArgumentsHash: string;
+  editedArgumentsHash: string;
+  editedArguments: Record<string, unknown>;
+  editedBy: string;
+}
+
+/**
  * The current (newest) payload shape of every persisted event type (plan §6.8). Older shapes live
  * only in upcasters.ts and in the frozen fixtures under test/fixtures/events/.
  * Payloads never carry secrets, raw reasoning or full prompts. Long-term memory's events are
@@ -232,6 +244,8 @@ export interface EventPayloads extends MemoryEventPayloads {
     decision: 'approved' | 'denied' | 'expired';
     resolvedBy: string;
     reason: string | null;
+    /** v2 (issue 33): the human's edit of the call's arguments ("approve with edits"); null otherwise. */
+    edit: ApprovalEdit | null;
   };
   /**
    * A compaction checkpoint (plan §11.4): older dialogue replaced, in the model's context only, by a

@@ -28,6 +28,8 @@ export type Upcaster = (payload: Record<string, unknown>) => Record<string, unkn
  * - run.queued v1 → v2 adds `scopes`, the run's recorded scope set (ADR 0032). Every v1 run was
  *   executed with the local principal's fixed scope set whoever submitted it, so that is its set
  *   (frozen here as it was, not read from LOCAL_PRINCIPAL, which may change).
+ * - approval.resolved v1 → v2 adds `edit` (approve with edits, issue 33); no v1 resolution edited
+ *   anything, so it is null.
  * - agent.mcp_grant.replaced v1 → v2 adds `rules` (per-tool argument rules, issue 34) to `grant` and
  *   to a non-null `previous`; no grant had rules before, so they are `{}`.
  */
@@ -66,6 +68,7 @@ export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
     previous: p.previous === null || p.previous === undefined ? null : withNoRules(p.previous),
   }),
   'schedule.occurrence.failed@1': (p) => ({ ...p, principalId: null }),
+  'approval.resolved@1': (p) => ({ ...p, edit: null }),
 };
 
 function withNoRules(grant: unknown): Record<string, unknown> {

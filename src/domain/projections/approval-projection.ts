@@ -5,7 +5,8 @@ import type { Projection, Row } from './projection';
 export const approvalProjection: Projection = {
   name: 'approvals',
   table: 'approvals',
-  version: 3,
+  // v4: `resolution.edit` (approve with edits, issue 33).
+  version: 4,
   keyColumn: 'id',
   columns: [
     'id',
@@ -62,7 +63,7 @@ export const approvalProjection: Projection = {
     return {
       ...row,
       status: e.data.decision,
-      resolution: { decision: e.data.decision, reason: e.data.reason },
+      resolution: { decision: e.data.decision, reason: e.data.reason, edit: e.data.edit ?? null },
       resolved_at: e.createdAt,
       resolved_by: e.data.resolvedBy,
     };

@@ -224,6 +224,27 @@ describe('agent approval against a running platform', () => {
     expect(all.map((a) => a.status).sort()).toEqual(['approved', 'denied']);
   }, 120_000);
 
+  it('approval approve --arguments approves with edits: a bad edit is refused naming the field, the good one is what is sent', async () => {
+    const sending = background('run', '--no-local-worker', 'send hello to the newsletter');
+    const [, approvalId] = await sending.waitForOutput(new RegExp(`waiting for approval (${UUID.source})`));
+    const bad = await agent('approval', 'approve', approvalId, '--arguments', '{"text":"","target":"the newsletter"}');
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('arguments.text');
+    const notJson = await agent('approval', 'approve', approvalId, '--arguments', '{text:');
+    expect(notJson.code).not.toBe(0);
+    expect(notJson.stderr).toContain('--arguments is not valid JSON');
+    const pending = JSON.parse((await agent('approval', 'list', '--json')).stdout) as { id: string }[];
+    expect(pending.map((a) => a.id)).toEqual([approvalId]);
+    const edited = '{"text":"hello, world","target":"the newsletter"}';
+    const approved = await agent('approval', 'approve', approvalId, '--arguments', edited);
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toMatch(new RegExp(`^approval ${approvalId} approved; `));
+    expect(await sending.exited).toBe(0);
+    const runId = new RegExp(`^run (${UUID.source})`, 'm').exec(sending.stdout())![1];
+    const sent = await db.query(`SELECT content FROM demo_external_writes WHERE run_id = $1`, [runId]);
+    expect(sent.rows).toEqual([{ content: 'hello, world' }]);
+  }, 120_000);
+
   it('run review --fail decides an UNCERTAIN write after the worker died mid-effect; the run completes', async () => {
     const call = 'call demo.external_write with {"target":"ops","text":"deploy","simulated_ack_delay_ms":10000}';
     const writing = background('run', '--no-local-worker', '--wait-timeout', '90', call);

@@ -70,7 +70,7 @@ describe('approval decider (plan §9.3)', () => {
   it.each(['approved', 'denied'] as const)('a pending approval is %s; the first resolution wins', (d) => {
     const resolved = event(
       'approval.resolved',
-      { approvalId: APPROVAL, decision: d, resolvedBy: 'alice', reason: null },
+      { approvalId: APPROVAL, decision: d, resolvedBy: 'alice', reason: null, edit: null },
       { runId: RUN, ...USER },
     );
     spec
@@ -107,6 +107,7 @@ describe('approval decider (plan §9.3)', () => {
             decision: 'expired',
             resolvedBy: 'system:approval-reaper',
             reason: 'approval expired',
+            edit: null,
           },
           { runId: RUN, ...reaper },
         ),
@@ -154,7 +155,7 @@ describe('approval decider (plan §9.3)', () => {
       .thenRefuses('conflict', /not about to expire/);
     const resolved = event(
       'approval.resolved',
-      { approvalId: APPROVAL, decision: 'approved', resolvedBy: 'alice', reason: null },
+      { approvalId: APPROVAL, decision: 'approved', resolvedBy: 'alice', reason: null, edit: null },
       { runId: RUN, ...USER },
     );
     spec
@@ -286,6 +287,62 @@ describe('approval resolution across approval, invocation and run', () => {
     expect(running.kind === 'refused' && running.refusal.message).toBe(
       `run ${RUN} is running, not waiting for approval`,
     );
+  });
+
+  const H1 = 'a'.repeat(64);
+  const H2 = 'b'.repeat(64);
+  const edit = (over: Record<string, unknown> = {}) =>
+    ({
+      kind: 'ResolvePendingApproval',
+      decision: 'approve_with_edits',
+      principalId: 'bob',
+      reason: null,
+      edited: { arguments: { target: 'y', text: 'hello, world' }, originalHash: H1, editedHash: H2 },
+      ...over,
+    }) as const;
+
+  it('approve with edits: resolved as approved with both hashes, the edited arguments and the editor', () => {
+    const d = decideApprovalResolution(edit(), state());
+    expect(types(d)).toEqual(['approval.resolved', 'run.resumed']);
+    if (d.kind !== 'events') throw new Error('refused');
+    expect(d.events[0].data).toEqual({
+      approvalId: APPROVAL,
+      decision: 'approved',
+      resolvedBy: 'bob',
+      reason: null,
+      edit: {
+        invocationId: INV,
+        originalArgumentsHash: H1,
+        editedArgumentsHash: H2,
+        editedArguments: { target: 'y', text: 'hello, world' },
+        editedBy: 'bob',
+      },
+    });
+    expect(d.events[1].data).toEqual({ reason: 'approval_approved_with_edits' });
+  });
+
+  it('approve with edits: refused without arguments, for an uncertainty review, or once resolved', () => {
+    expect(types(decideApprovalResolution(edit({ edited: undefined }), state()))).toBe('validation_error');
+    const review = decideApprovalResolution(edit(), state({ actionKind: 'uncertain_review' }));
+    expect(review.kind === 'refused' && review.refusal.details).toMatchObject({ field: 'decision' });
+    const resolvedState = { ...pending(), state: { ...pending().state, status: 'denied' as const } };
+    expect(types(decideApprovalResolution(edit(), { approval: resolvedState, run: state().run }))).toBe('conflict');
+  });
+
+  it('the approval decider never puts an edit on a denial', () => {
+    spec
+      .given(given([requested]))
+      .when({
+        ...(resolve('denied') as Extract<ApprovalCommand, { kind: 'ResolveApproval' }>),
+        edit: {
+          invocationId: INV,
+          originalArgumentsHash: H1,
+          editedArgumentsHash: H2,
+          editedArguments: {},
+          editedBy: 'alice',
+        },
+      })
+      .thenRefuses('validation_error');
   });
 
   it('a cancel reaps pending approvals: resolved as denied, a tool call refused with run_cancelled', () => {

@@ -19,7 +19,8 @@ function toApproval(r: Record<string, unknown>): ApprovalRecord {
     actionSummary?: string;
     policyReason?: string;
   };
-  const resolution = r.resolution as { reason?: string | null } | null | undefined;
+  const resolution = r.resolution as
+    { reason?: string | null; edit?: { editedArguments?: Record<string, unknown> } | null } | null | undefined;
   return {
     id: String(r.id),
     runId: String(r.run_id),
@@ -40,6 +41,7 @@ function toApproval(r: Record<string, unknown>): ApprovalRecord {
     resolvedAt: iso(r.resolved_at),
     resolvedBy: (r.resolved_by as string | null) ?? null,
     reason: resolution?.reason ?? null,
+    editedArguments: resolution?.edit?.editedArguments ?? null,
     expiryWarnedAt: iso(r.expiry_warned_at),
   };
 }

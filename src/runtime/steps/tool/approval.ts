@@ -53,7 +53,11 @@ async function afterApproval(s: CallScope, a: Authorized): Promise<Approval> {
   // Revalidated above: a policy that now denies has already refused; otherwise the human's approval stands.
   await authorized(s, {
     decision: 'approved',
-    reasonCode: a.decision.decision === 'require_approval' ? 'human_approved' : a.decision.reasonCode,
+    reasonCode: s.editedArguments
+      ? 'human_approved_with_edits'
+      : a.decision.decision === 'require_approval'
+        ? 'human_approved'
+        : a.decision.reasonCode,
     policyVersion: a.decision.policyVersion,
   });
   return 'proceed';

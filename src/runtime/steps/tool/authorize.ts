@@ -34,7 +34,8 @@ export async function authorize(s: CallScope): Promise<Authorized | Done> {
   if (missing.length > 0)
     return deny(s, 'missing_scope', `the run's scope set lacks ${missing.join(', ')}, which ${call.name} requires`);
   s.startedMs = s.p.clock.nowMs();
-  const checked = s.p.registry.validateArguments(call.name, call.arguments);
+  // A human's edit (approve with edits) replaces the model's arguments and goes through every check below.
+  const checked = s.p.registry.validateArguments(call.name, s.editedArguments ?? call.arguments);
   if (!checked.ok) {
     const errors = checked.errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ');
     return fail(s, 'tool_validation_error', `invalid arguments for ${call.name}: ${errors}`, false);

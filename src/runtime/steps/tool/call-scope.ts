@@ -32,6 +32,8 @@ export interface CallScope {
   inv: ToolInvocationState;
   /** A bridged call (plan §8.5): the `sandbox.run_program` invocation whose program made it. */
   readonly bridgedFrom?: string;
+  /** The arguments a human approved instead of the model's (approve with edits); null when none. */
+  editedArguments?: Record<string, unknown> | null;
   /** Runs a call this invocation's program makes through the tool bridge (set for a model's call). */
   callTool?: ToolExecutionContext['callTool'];
 }
