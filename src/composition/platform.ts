@@ -393,8 +393,7 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
   const { db, clock, ids, store, journal, runs, sessions, checkpoints, queue, router, registry, agents, transient } =
     services;
   const { toolRecords, policy, sessionTools, artifacts, context, skills, leaseMs } = services;
-  const { mcp, mcpControl, sandbox, trajectories, approvals, memories, childRuns, childRunStore } = services;
-  const { closeArtifacts } = services;
+  const { mcp, mcpControl, trajectories, approvals, memories, childRuns, childRunStore } = services;
   const createRunLoop = (overrides: Partial<RunLoopSettings> = {}, onCommitted?: CommitObserver) =>
     new RunLoop(
       {
@@ -478,18 +477,21 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
     }),
     rebuildProjections: (o) => rebuildOnDirect(db, handle.url, o),
     listen: (channel) => new PgListenWakeup(handle.url, log, channel),
-    async close() {
-      await mcpControl.close();
-      await mcp.close();
-      await sandbox.close();
-      await trajectories.jobs.drain();
-      await router.close();
-      await db.close();
-      closeArtifacts();
-      await handle.close();
-      await telemetry.tracing?.shutdown();
-    },
+    close: () => closePlatform({ handle, log, telemetry }, services),
   };
+}
+
+/** Stops what the platform started, dependents first: MCP, the sandbox, exports, providers, then the database. */
+async function closePlatform({ handle, telemetry }: ProcessParts, services: Services): Promise<void> {
+  await services.mcpControl.close();
+  await services.mcp.close();
+  await services.sandbox.close();
+  await services.trajectories.jobs.drain();
+  await services.router.close();
+  await services.db.close();
+  services.closeArtifacts();
+  await handle.close();
+  await telemetry.tracing?.shutdown();
 }
 
 /**
