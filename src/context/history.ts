@@ -334,6 +334,21 @@ export function relevantTo(u: HistoryUnit, runId: string): boolean {
   return u.kind !== 'tool_turn' || u.runId === runId || u.carried === true;
 }
 
+/**
+ * The runs whose user message came after the current run's (`from`, its sequence): messages queued
+ * behind it (`multitask_strategy: enqueue`) while it works or waits. The current run never sees
+ * them — they are its successors' turns, not its history — while a later run still sees all of an
+ * earlier one's work, even the part committed after its own message was queued.
+ */
+function runsQueuedAfter(units: readonly HistoryUnit[], runId: string, from: number): ReadonlySet<string> {
+  const later = new Set<string>();
+  for (let i = units.length - 1; i >= 0 && units[i].sequence > from; i--) {
+    const u = units[i];
+    if (u.kind === 'user' && u.runId !== null && u.runId !== runId) later.add(u.runId);
+  }
+  return later;
+}
+
 /** Tokens of a unit under `estimator`, counted once and cached on the unit. */
 export function unitTokens(u: HistoryUnit, estimator: TokenEstimator): number {
   if (u.countedBy === estimator.id) return u.tokens;
@@ -393,10 +408,11 @@ export function selectHistory(
   let tokens = 0;
   let pinnedTokens = 0;
   let full = false;
+  const later = runsQueuedAfter(units, opts.runId, opts.pinFrom);
   for (let i = units.length - 1; i >= 0; i--) {
     const u = units[i];
     if (u.sequence <= opts.afterSequence) break;
-    if (!relevantTo(u, opts.runId)) continue;
+    if (!relevantTo(u, opts.runId) || (u.runId !== null && later.has(u.runId))) continue;
     const n = unitTokens(u, opts.estimator);
     if (u.sequence >= opts.pinFrom) {
       pinnedTokens += n;

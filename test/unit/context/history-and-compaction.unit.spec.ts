@@ -45,6 +45,34 @@ describe('session history', () => {
     expect(Math.max(...s.overflow.map((u) => u.sequence))).toBeLessThan(Math.min(...s.kept.map((u) => u.sequence)));
   });
 
+  it('a run never sees the messages queued behind it; the run after it sees all of its work (enqueue)', () => {
+    const log = new SessionLogBuilder();
+    const a = 'run-a';
+    const b = 'run-b';
+    const user = (runId: string, id: string, text: string) =>
+      log.push('user.message.created', runId, { messageId: id, content: [{ type: 'text', text }] });
+    user(a, 'msg-a', 'send the report to finance');
+    // B is queued while A waits for an approval; A then answers after B's message is in the log.
+    user(b, 'msg-b', 'and what is 2 plus 2?');
+    log.push('assistant.message.completed', a, { messageId: 'ans-a', text: 'Sent to finance.' });
+    const h = folded(log.events);
+    const unitOf = (runId: string) => h.units.find((u) => u.kind === 'user' && u.runId === runId)!;
+    const select = (runId: string) =>
+      selectHistory(h.units, {
+        runId,
+        afterSequence: 0,
+        pinFrom: unitOf(runId).sequence,
+        budget: 10_000,
+        estimator: est,
+      });
+    expect(select(a).kept.map((u) => u.text)).toEqual(['send the report to finance', 'Sent to finance.']);
+    expect(select(b).kept.map((u) => u.text)).toEqual([
+      'send the report to finance',
+      'and what is 2 plus 2?',
+      'Sent to finance.',
+    ]);
+  });
+
   it('keeps a tool call with its result, and never sends a call whose result is missing', () => {
     const log = new SessionLogBuilder();
     const runId = log.turn(1, { user: 'compute', assistant: 'done', tool: true });
