@@ -57,7 +57,11 @@ describe('ContextEngine.noteAppended and knownSequence', () => {
     engine.noteAppended(log.sessionId, mine);
     const built = await engine.build(inputs(RUN, 'msg-1', { step: 2, knownSequence: mine[0].sequence }));
     expect(source.reads).toBe(2);
-    expect(JSON.stringify(built.request)).toContain('A message someone else appended');
+    // The fold read the other writer's message; it is a run queued behind this one, so this run's
+    // request leaves it to its own turn (history.ts, runsQueuedAfter).
+    const folded = await engine.history(log.sessionId, inputs(RUN, 'msg-1').principal);
+    expect(folded.units.map((u) => u.text)).toContain('A message someone else appended');
+    expect(JSON.stringify(built.request)).not.toContain('A message someone else appended');
     expect(JSON.stringify(built.request)).toContain('Forty-two.');
   });
 
