@@ -1,8 +1,10 @@
 import type { StoredEvent } from '../domain/events/payloads';
 import type { Principal } from '../domain/principal';
 import type { Platform } from '../composition/platform';
+import { RUN_ENDING_EVENTS } from '../domain/run/status';
 
-const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+// Every ending, `run.interrupted` included (a newer message stopped the run, ADR 0038).
+const TERMINAL = RUN_ENDING_EVENTS;
 
 /** Where an event came from: the run followed, or its child run number `child` (1-based brief order). */
 export interface EventOrigin {

@@ -7,6 +7,7 @@ import { CreateSessionCommand } from '../../application/sessions/create-session'
 import type { Platform } from '../../composition/platform';
 import type { StoredEvent } from '../../domain/events/payloads';
 import { LOCAL_PRINCIPAL } from '../../domain/principal';
+import type { MultitaskStrategy } from '../../domain/run/multitask';
 import { withPlatform } from '../context';
 import { EXIT } from '../exit-codes';
 import { followRun } from '../follow-run';
@@ -37,18 +38,20 @@ function activity(e: StoredEvent, names: Map<string, string>): string | null {
  * The lines the user types, in order, each answering the next prompt. Lines typed before their
  * prompt (while the command starts, or while a run is still streaming) are kept for it: readline
  * emits a line the moment it is typed, and one nobody was waiting for would otherwise be lost.
+ * While a run streams, `intercept` may take a line nobody is prompting for (`/queue`, `/interrupt`).
  */
 class Lines {
   private readonly typed: string[] = [];
   private waiting: ((line: string | null) => void) | null = null;
   private closed = false;
+  intercept: ((line: string) => boolean) | null = null;
 
   constructor(private readonly rl: readline.Interface) {
     rl.on('line', (line) => {
       const w = this.waiting;
       this.waiting = null;
       if (w) w(line);
-      else this.typed.push(line);
+      else if (!this.intercept?.(line.trim())) this.typed.push(line);
     });
     rl.on('close', () => {
       this.closed = true;
@@ -69,12 +72,35 @@ class Lines {
     this.rl.prompt();
     return new Promise((resolve) => (this.waiting = (l) => resolve(l === null ? null : l.trim())));
   }
+
+  /** Hands the lines typed ahead to `take`, keeping those it does not take, in order. */
+  takeTyped(take: (line: string) => boolean): void {
+    const kept = this.typed.filter((l) => !take(l.trim()));
+    this.typed.splice(0, this.typed.length, ...kept);
+  }
+}
+
+/** `/queue <text>` and `/interrupt <text>`: a message sent while a run works, with its strategy (ADR 0038). */
+export function strategyCommand(line: string): { strategy: MultitaskStrategy; text: string } | null {
+  const m = /^\/(queue|interrupt)\s+(\S[\s\S]*)$/.exec(line);
+  if (!m) return null;
+  return { strategy: m[1] === 'queue' ? 'enqueue' : 'interrupt', text: m[2].trim() };
+}
+
+interface ChatContext {
+  readonly p: Platform;
+  readonly commands: Awaited<ReturnType<typeof cliBuses>>['commands'];
+  readonly lines: Lines;
+  readonly sessionId: string;
+  readonly modelPolicy?: string;
 }
 
 /**
  * `agent chat` (plan §17): create or resume a session, then for each line: submit it, stream the
  * run's events (tool activity concisely), prompt y/n for approvals and for the agent's questions,
- * and render the answer. Uses an in-process worker restricted to each run.
+ * and render the answer. Uses an in-process worker restricted to each run. While a run works,
+ * `/queue <text>` queues a message behind it and `/interrupt <text>` stops it at its next safe point
+ * for a new one (issue 33); the chat then follows those runs in order.
  */
 async function chat(p: Platform, opts: { session?: string; modelPolicy?: string }): Promise<number> {
   const { app, commands } = await cliBuses(p);
@@ -83,79 +109,123 @@ async function chat(p: Platform, opts: { session?: string; modelPolicy?: string 
   try {
     const sessionId = opts.session ?? (await commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL))).id;
     process.stdout.write(`session ${sessionId} — type a message, or /exit\n`);
+    process.stdout.write(
+      '  (while the agent works: /queue <message> runs it next, /interrupt <message> stops the run for it)\n',
+    );
+    const ctx: ChatContext = { p, commands, lines, sessionId, modelPolicy: opts.modelPolicy };
+    const next: string[] = [];
+    let sending: Promise<void> = Promise.resolve();
+    const send = (line: string): boolean => {
+      const c = strategyCommand(line);
+      if (!c) return false;
+      sending = sending.then(() => sendWhileWorking(ctx, c, next));
+      return true;
+    };
     for (;;) {
-      const text = await lines.ask('you> ');
-      if (text === null) break; // input closed
-      if (text === '') continue;
-      if (text === '/exit' || text === '/quit') break;
-      const submitted = await commands.execute(
-        new SubmitMessageCommand(
-          LOCAL_PRINCIPAL,
-          sessionId,
-          text,
-          null,
-          opts.modelPolicy ? { modelPolicy: opts.modelPolicy } : {},
-        ),
-      );
-      const worker = p.createWorker({ concurrency: 1, onlyRunId: submitted.runId, pollIntervalMs: 500, drainMs: 0 });
-      await worker.start();
-      const names = new Map<string, string>();
-      let answer: string | null = null;
-      let chain: Promise<void> = Promise.resolve();
-      const handle = async (e: StoredEvent): Promise<void> => {
-        const line = activity(e, names);
-        if (line) process.stdout.write(`${line}\n`);
-        if (e.type === 'assistant.message.completed') answer = e.data.text;
-        if (e.type === 'approval.requested' && e.data.actionKind === 'tool_call') {
-          const yes = /^y(es)?$/i.test((await lines.ask(`  approve ${e.data.actionSummary}? [y/N] `)) ?? '');
-          const reason = yes ? null : (await lines.ask('  reason (optional): ')) || null;
-          await commands
-            .execute(
-              new ResolveApprovalCommand(LOCAL_PRINCIPAL, e.data.approvalId, yes ? 'approve_once' : 'deny', reason),
-            )
-            .catch((err: unknown) => {
-              process.stdout.write(`  could not resolve: ${err instanceof Error ? err.message : String(err)}\n`);
-            });
-        }
-        if (e.type === 'run.waiting_for_user') {
-          process.stdout.write(`  agent asks: ${e.data.question}\n`);
-          const reply = (await lines.ask('  your answer> ')) || '(no answer)';
-          await commands.execute(
-            new ProvideRunInputCommand(LOCAL_PRINCIPAL, submitted.runId, reply, e.data.questionId),
-          );
-        }
-      };
-      let terminal: StoredEvent | null;
-      try {
-        terminal = await followRun(
-          p,
-          submitted.runId,
-          LOCAL_PRINCIPAL,
-          (e, { child }) => {
-            // The chat shows the turn itself; a child run's events stay in the child's session.
-            if (child !== null) return;
-            chain = chain
-              .then(() => handle(e))
-              .catch((err: unknown) => {
-                process.stdout.write(`  error: ${err instanceof Error ? err.message : String(err)}\n`);
-              });
-          },
-          3_600_000,
-        );
-        await chain;
-      } finally {
-        await worker.stop(0);
+      await sending;
+      let runId = next.shift();
+      if (runId === undefined) {
+        const text = await lines.ask('you> ');
+        if (text === null) break; // input closed
+        if (text === '') continue;
+        if (text === '/exit' || text === '/quit') break;
+        // At the prompt nothing works: /queue and /interrupt are plain messages.
+        runId = (await submit(ctx, strategyCommand(text)?.text ?? text, null)).runId;
       }
-      if (answer !== null) process.stdout.write(`agent> ${answer as string}\n`);
-      if (terminal?.type === 'run.failed')
-        process.stdout.write(`run failed: ${terminal.data.reason}: ${terminal.data.message}\n`);
-      if (terminal?.type === 'run.cancelled') process.stdout.write('run cancelled\n');
+      lines.takeTyped(send);
+      lines.intercept = send;
+      try {
+        await followTurn(ctx, runId);
+      } finally {
+        lines.intercept = null;
+      }
     }
     return EXIT.ok;
   } finally {
     rl.close();
     await app.close();
   }
+}
+
+function submit(ctx: ChatContext, text: string, strategy: MultitaskStrategy | null) {
+  const overrides = ctx.modelPolicy ? { modelPolicy: ctx.modelPolicy } : {};
+  return ctx.commands.execute(
+    new SubmitMessageCommand(LOCAL_PRINCIPAL, ctx.sessionId, text, null, overrides, strategy),
+  );
+}
+
+/** A `/queue` or `/interrupt` typed while a run works: submitted now, followed after the run in flight. */
+async function sendWhileWorking(
+  ctx: ChatContext,
+  c: { strategy: MultitaskStrategy; text: string },
+  next: string[],
+): Promise<void> {
+  try {
+    const r = await submit(ctx, c.text, c.strategy);
+    next.push(r.runId);
+    process.stdout.write(
+      c.strategy === 'interrupt'
+        ? '  ↯ interrupting the current run; your message runs next\n'
+        : `  ⧗ queued (${r.position ?? 0} ahead)\n`,
+    );
+  } catch (err) {
+    process.stdout.write(`  could not send: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+}
+
+/** Streams one run to its end with its own restricted worker, answering its approvals and questions. */
+async function followTurn(ctx: ChatContext, runId: string): Promise<void> {
+  const { p, commands, lines } = ctx;
+  const worker = p.createWorker({ concurrency: 1, onlyRunId: runId, pollIntervalMs: 500, drainMs: 0 });
+  await worker.start();
+  const names = new Map<string, string>();
+  let answer: string | null = null;
+  let chain: Promise<void> = Promise.resolve();
+  const handle = async (e: StoredEvent): Promise<void> => {
+    const line = activity(e, names);
+    if (line) process.stdout.write(`${line}\n`);
+    if (e.type === 'assistant.message.completed') answer = e.data.text;
+    if (e.type === 'approval.requested' && e.data.actionKind === 'tool_call') {
+      const yes = /^y(es)?$/i.test((await lines.ask(`  approve ${e.data.actionSummary}? [y/N] `)) ?? '');
+      const reason = yes ? null : (await lines.ask('  reason (optional): ')) || null;
+      await commands
+        .execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, e.data.approvalId, yes ? 'approve_once' : 'deny', reason))
+        .catch((err: unknown) => {
+          process.stdout.write(`  could not resolve: ${err instanceof Error ? err.message : String(err)}\n`);
+        });
+    }
+    if (e.type === 'run.waiting_for_user') {
+      process.stdout.write(`  agent asks: ${e.data.question}\n`);
+      const reply = (await lines.ask('  your answer> ')) || '(no answer)';
+      await commands.execute(new ProvideRunInputCommand(LOCAL_PRINCIPAL, runId, reply, e.data.questionId));
+    }
+  };
+  let terminal: StoredEvent | null;
+  try {
+    terminal = await followRun(
+      p,
+      runId,
+      LOCAL_PRINCIPAL,
+      (e, { child }) => {
+        // The chat shows the turn itself; a child run's events stay in the child's session.
+        if (child !== null) return;
+        chain = chain
+          .then(() => handle(e))
+          .catch((err: unknown) => {
+            process.stdout.write(`  error: ${err instanceof Error ? err.message : String(err)}\n`);
+          });
+      },
+      3_600_000,
+    );
+    await chain;
+  } finally {
+    await worker.stop(0);
+  }
+  if (answer !== null) process.stdout.write(`agent> ${answer as string}\n`);
+  if (terminal?.type === 'run.failed')
+    process.stdout.write(`run failed: ${terminal.data.reason}: ${terminal.data.message}\n`);
+  if (terminal?.type === 'run.cancelled') process.stdout.write('run cancelled\n');
+  if (terminal?.type === 'run.interrupted') process.stdout.write('run interrupted by a newer message\n');
 }
 
 export function registerChatCommands(program: Command): void {

@@ -103,4 +103,36 @@ describe('agent chat in a terminal', () => {
     const runs = await db.query(`SELECT count(*)::int AS n FROM runs WHERE session_id = $1`, [sessionId]);
     expect(runs.rows[0]).toEqual({ n: 2 });
   }, 180_000);
+
+  it('/queue runs a message after the one in flight; /interrupt stops the run for a new one (issue 33)', async () => {
+    // Every model call of fake:slow_three_steps takes 1.5 s and it has two tool steps: the run is
+    // still working (a step to go) when the next line is typed.
+    const t = chat('--model-policy', 'fake:slow_three_steps');
+    const [, sessionId] = await t.waitForOutput(new RegExp(`session (${UUID}) — type a message, or /exit`));
+    t.type('first question');
+    await t.waitForOutput(/· math\.calculate/);
+    t.type('/queue second question');
+    await t.waitForOutput(/⧗ queued \(1 ahead\)/);
+    await t.waitForOutput(/agent> The result is 392\.[\s\S]*agent> The result is 392\./);
+    const queued = await db.query<{ status: string; queued_behind: string | null }>(
+      `SELECT status, queued_behind FROM runs WHERE session_id = $1 ORDER BY created_at`,
+      [sessionId],
+    );
+    expect(queued.rows.map((r) => r.status)).toEqual(['completed', 'completed']);
+    expect(queued.rows[1].queued_behind).not.toBeNull();
+
+    await t.waitForOutput(/you> $/);
+    t.type('third question');
+    await t.waitForOutput(/you> third question\n[\s\S]*· math\.calculate \{"expression":"17 \* 23"\}/);
+    t.type('/interrupt fourth question');
+    await t.waitForOutput(/↯ interrupting the current run/);
+    await t.waitForOutput(/run interrupted by a newer message\n[\s\S]*agent> The result is 392\./);
+    t.type('/exit');
+    expect(await t.exited).toBe(0);
+    const runs = await db.query<{ status: string }>(
+      `SELECT status FROM runs WHERE session_id = $1 ORDER BY created_at`,
+      [sessionId],
+    );
+    expect(runs.rows.map((r) => r.status)).toEqual(['completed', 'completed', 'interrupted', 'completed']);
+  }, 180_000);
 });
