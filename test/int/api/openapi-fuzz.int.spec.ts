@@ -123,13 +123,19 @@ function bodyOf(op: any): fc.Arbitrary<{ raw?: string; type?: string } | undefin
   );
 }
 
+/**
+ * A generated value as URL text: objects as JSON (a generated object may have no prototype, which
+ * `String` cannot convert), anything else as `String` does.
+ */
+const asText = (v: unknown): string => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+
 const pathValue =
   (ids: readonly string[]) =>
   (param: any): fc.Arbitrary<string> =>
     fc.oneof(
       { weight: 3, arbitrary: fc.constantFrom(...ids) },
       { weight: 2, arbitrary: fc.uuid() },
-      { weight: 1, arbitrary: validOf(param.schema).map(String) },
+      { weight: 1, arbitrary: validOf(param.schema).map(asText) },
       {
         weight: 2,
         arbitrary: fc.constantFrom(...HOSTILE_STRINGS.filter((x) => x.length < 1000 && x !== ''), 'a'.repeat(5000)),
@@ -182,7 +188,7 @@ function requestOf(path: string, op: any, phase: Phase): fc.Arbitrary<GenRequest
       auth: fc.constantFrom(...phase.auth),
       query: fc.array(
         fc.oneof(
-          ...queryParams.map((q) => fc.tuple(fc.constant(q.name as string), fuzzOf(q.schema).map(String))),
+          ...queryParams.map((q) => fc.tuple(fc.constant(q.name as string), fuzzOf(q.schema).map(asText))),
           fc.tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 })),
         ),
         { maxLength: 3 },
