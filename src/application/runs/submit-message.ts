@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { evolveAll } from '../../domain/deciders/decider';
-import { sessionDecider, sessionStateOf, type SessionState } from '../../domain/deciders/session';
+import { sessionDecider, sessionStateOf, type SessionState, type SubmitMessage } from '../../domain/deciders/session';
+import type { AgentSpec } from '../../domain/agent';
+import type { SessionRecord } from '../../domain/session';
 import type { NewEvent } from '../../domain/events/payloads';
 import { DEFAULT_MULTITASK_STRATEGY, isInterruptMode, type MultitaskStrategy } from '../../domain/run/multitask';
 import { runStateOf } from '../../domain/deciders/run';
@@ -73,6 +75,60 @@ export class SubmitMessageCommand extends Command<SubmittedRun> {
   }
 }
 
+/** A live session of the principal and the agent version it is pinned to; either missing is "not found". */
+export async function liveSessionAndAgent(
+  sessions: SessionRepository,
+  agents: AgentCatalog,
+  sessionId: string,
+  principal: Principal,
+): Promise<{ session: SessionRecord; agent: AgentSpec }> {
+  const session = await sessions.get(sessionId, principal);
+  if (!session || session.status === 'deleted')
+    throw new NotFoundError(`session ${sessionId} not found`, { sessionId });
+  const agent = await agents.get(session.agentId, session.agentVersion);
+  if (!agent)
+    throw new NotFoundError(`agent ${session.agentId} v${session.agentVersion} not found`, {
+      agentId: session.agentId,
+    });
+  return { session, agent };
+}
+
+/** A user message's text, checked: not blank and within `maxChars`; a refusal names `field`. */
+export function checkMessageText(text: unknown, maxChars: number, field: string): asserts text is string {
+  if (typeof text !== 'string' || text.trim() === '')
+    throw new ValidationError('message text must not be empty', { field });
+  if (text.length > maxChars)
+    throw new ValidationError(`message text is ${text.length} characters; the limit is ${maxChars}`, { field });
+}
+
+/**
+ * The run a user's message queues: the agent's model policy, limits and priority (a trusted caller's
+ * overrides win), and the scope set fixed now, from the submitter's scopes and the agent's (ADR 0032).
+ */
+export function userRun(
+  principal: Principal,
+  agent: AgentSpec,
+  runId: string,
+  overrides: RunOverrides = {},
+  idempotency: { readonly idempotencyKey: string | null; readonly requestHash: string | null } = {
+    idempotencyKey: null,
+    requestHash: null,
+  },
+): SubmitMessage['run'] {
+  return {
+    runId,
+    actor: { actorType: 'user', actorId: principal.principalId },
+    agentId: agent.id,
+    agentVersion: agent.version,
+    principalId: principal.principalId,
+    modelPolicy: overrides.modelPolicy ?? agent.modelPolicy,
+    limits: { ...agent.limits, ...overrides.limits },
+    priority: overrides.priority ?? 100,
+    ...idempotency,
+    scopes: ScopeSet.forRun(principal.scopes, agent.allowedScopes).names,
+  };
+}
+
 /** Submitting a message creates exactly one run (run == turn, plan §27.1). */
 @CommandHandler(SubmitMessageCommand)
 export class SubmitMessageHandler implements ICommandHandler<SubmitMessageCommand> {
@@ -88,14 +144,7 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
 
   async execute(cmd: SubmitMessageCommand): Promise<SubmittedRun> {
     const text = cmd.text;
-    if (typeof text !== 'string' || text.trim() === '')
-      throw new ValidationError('message text must not be empty', { field: 'text' });
-    if (text.length > this.settings.maxMessageChars) {
-      throw new ValidationError(
-        `message text is ${text.length} characters; the limit is ${this.settings.maxMessageChars}`,
-        { field: 'text' },
-      );
-    }
+    checkMessageText(text, this.settings.maxMessageChars, 'text');
     if (cmd.idempotencyKey !== null && (cmd.idempotencyKey.length === 0 || cmd.idempotencyKey.length > 255)) {
       throw new ValidationError('Idempotency-Key must be 1 to 255 characters', { field: 'idempotency_key' });
     }
@@ -129,14 +178,7 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
     const { principal } = cmd;
     return handleCommand(this.store, {
       load: async () => {
-        const session = await this.sessions.get(cmd.sessionId, principal);
-        if (!session || session.status === 'deleted')
-          throw new NotFoundError(`session ${cmd.sessionId} not found`, { sessionId: cmd.sessionId });
-        const agent = await this.agents.get(session.agentId, session.agentVersion);
-        if (!agent)
-          throw new NotFoundError(`agent ${session.agentId} v${session.agentVersion} not found`, {
-            agentId: session.agentId,
-          });
+        const { session, agent } = await liveSessionAndAgent(this.sessions, this.agents, cmd.sessionId, principal);
         const active = session.activeRunId === null ? null : await this.runs.get(session.activeRunId, principal);
         const strategy = cmd.strategy ?? agent.multitaskStrategy ?? DEFAULT_MULTITASK_STRATEGY;
         const interrupting = active && isInterruptMode(strategy) ? await this.interruptState(active) : undefined;
@@ -157,20 +199,10 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
             content: [{ type: 'text', text }],
             strategy,
             ...(interrupting ? { interrupting } : {}),
-            run: {
-              runId,
-              actor: { actorType: 'user', actorId: principal.principalId },
-              agentId: agent.id,
-              agentVersion: agent.version,
-              principalId: principal.principalId,
-              modelPolicy: cmd.overrides.modelPolicy ?? agent.modelPolicy,
-              limits: { ...agent.limits, ...cmd.overrides.limits },
-              priority: cmd.overrides.priority ?? 100,
+            run: userRun(principal, agent, runId, cmd.overrides, {
               idempotencyKey: cmd.idempotencyKey,
               requestHash: cmd.idempotencyKey === null ? null : requestHash,
-              // ADR 0032: what the run may do is fixed now, from the submitter's scopes and the agent's.
-              scopes: ScopeSet.forRun(principal.scopes, agent.allowedScopes).names,
-            },
+            }),
           },
           session,
         ),

@@ -1,10 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { sessionDecider, type ForkPoint } from '../../domain/deciders/session';
-import { ConcurrencyConflict, NotFoundError, ValidationError } from '../../domain/errors';
+import { ConcurrencyConflict } from '../../domain/errors';
+import { checkMessageText, liveSessionAndAgent, userRun } from '../runs/submit-message';
 import type { Principal } from '../../domain/principal';
 import type { SessionRecord } from '../../domain/session';
-import { ScopeSet } from '../../domain/scopes';
 import { SESSION_TITLE_MAX_CHARS } from '../../domain/session-title';
 import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { IdFactory } from '../../ports/clock';
@@ -58,13 +58,13 @@ export class ForkSessionHandler implements ICommandHandler<ForkSessionCommand> {
 
   async execute(cmd: ForkSessionCommand): Promise<ForkedSession> {
     const { principal } = cmd;
-    if (cmd.text !== null) this.checkText(cmd.text);
-    const parent = await this.sessions.get(cmd.parentSessionId, principal);
-    if (!parent || parent.status === 'deleted')
-      throw new NotFoundError(`session ${cmd.parentSessionId} not found`, { sessionId: cmd.parentSessionId });
-    const agent = await this.agents.get(parent.agentId, parent.agentVersion);
-    if (!agent)
-      throw new NotFoundError(`agent ${parent.agentId} v${parent.agentVersion} not found`, { agentId: parent.agentId });
+    if (cmd.text !== null) checkMessageText(cmd.text, this.settings.maxMessageChars, 'message');
+    const { session: parent, agent } = await liveSessionAndAgent(
+      this.sessions,
+      this.agents,
+      cmd.parentSessionId,
+      principal,
+    );
     const point = await this.forkPoint(parent, cmd.atSequence ?? parent.lastSequence, principal);
     const ids = { sessionId: this.ids.uuid(), runId: this.ids.uuid(), messageId: this.ids.uuid() };
     const actor = { actorType: 'user' as const, actorId: principal.principalId };
@@ -76,20 +76,8 @@ export class ForkSessionHandler implements ICommandHandler<ForkSessionCommand> {
             sessionId: ids.sessionId,
             messageId: ids.messageId,
             content: [{ type: 'text' as const, text: cmd.text }],
-            run: {
-              runId: ids.runId,
-              actor,
-              agentId: agent.id,
-              agentVersion: agent.version,
-              principalId: principal.principalId,
-              modelPolicy: agent.modelPolicy,
-              limits: agent.limits,
-              priority: 100,
-              idempotencyKey: null,
-              requestHash: null,
-              // ADR 0032: the fork's run acts with its submitter's scopes, as any submitted run.
-              scopes: ScopeSet.forRun(principal.scopes, agent.allowedScopes).names,
-            },
+            // As any submitted run: the agent's policy and limits, the submitter's scopes (ADR 0032).
+            run: userRun(principal, agent, ids.runId),
           };
     return handleCommand(this.store, {
       load: async () => ({
@@ -141,16 +129,6 @@ export class ForkSessionHandler implements ICommandHandler<ForkSessionCommand> {
       eventType: at?.sequence === atSequence ? at.type : 'none',
       messageId: at?.type === 'user.message.created' ? at.data.messageId : null,
     };
-  }
-
-  private checkText(text: string): void {
-    if (text.trim() === '') throw new ValidationError('message text must not be empty', { field: 'message' });
-    if (text.length > this.settings.maxMessageChars) {
-      throw new ValidationError(
-        `message text is ${text.length} characters; the limit is ${this.settings.maxMessageChars}`,
-        { field: 'message' },
-      );
-    }
   }
 }
 
