@@ -277,12 +277,35 @@ function openMemoryAndContext(d: {
   return { memories, context, formation };
 }
 
-async function openServices({ settings, opts, url, log, metrics, undo }: ServiceDeps) {
-  // Behind a transaction pooler (DATABASE_POOL_URL) only the query pool goes through it; LISTEN,
-  // migrations and rebuilds keep the direct URL (docs/operations/pooling.md).
+/**
+ * The query pool. Behind a transaction pooler (DATABASE_POOL_URL) only this pool goes through it;
+ * LISTEN, migrations and rebuilds keep the direct URL (docs/operations/pooling.md).
+ */
+function openQueryPool(settings: Settings, opts: ServiceDeps['opts'], url: string): Database {
   const poolUrl = opts.databasePoolUrl ?? settings.databasePoolUrl;
   const size = opts.poolSize ?? settings.databasePoolSize;
-  const db = poolUrl ? new Database(poolUrl, size, 'transaction-pooler') : new Database(url, size);
+  return poolUrl ? new Database(poolUrl, size, 'transaction-pooler') : new Database(url, size);
+}
+
+/** The model router, refusing a default agent it cannot route; the price history recorded (best effort). */
+async function openModelRouter(
+  settings: Settings,
+  clock: Clock,
+  agents: YamlAgentCatalog,
+  db: Database,
+  log: Logger,
+): Promise<ModelRouter> {
+  const { router, providerRegistry } = createModelRouter(settings, clock);
+  const defaultAgent = await agents.current(settings.defaultAgentId);
+  if (defaultAgent) router.assertRoutable(defaultAgent);
+  await recordPriceHistory(db, providerRegistry).catch((e: unknown) =>
+    log.warn('model price history not recorded', { error: String(e) }),
+  );
+  return router;
+}
+
+async function openServices({ settings, opts, url, log, metrics, undo }: ServiceDeps) {
+  const db = openQueryPool(settings, opts, url);
   const clock = opts.clock ?? systemClock;
   const ids = randomIds;
   // One append per process, shared by the event store, the run journal, the claim and the MCP
@@ -321,12 +344,7 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
   // Subagents (ADR 0037): the children's reads and the join.
   const childRunStore = new PgChildRuns(db);
   const childRuns = new ChildRunService({ store, runs, sessions, records: toolRecords, children: childRunStore, log });
-  const { router, providerRegistry } = createModelRouter(settings, clock);
-  const defaultAgent = await agents.current(settings.defaultAgentId);
-  if (defaultAgent) router.assertRoutable(defaultAgent);
-  await recordPriceHistory(db, providerRegistry).catch((e: unknown) =>
-    log.warn('model price history not recorded', { error: String(e) }),
-  );
+  const router = await openModelRouter(settings, clock, agents, db, log);
   const transient = new PgTransientPublisher(db, log);
   const sessionTools = new SessionToolCache();
   const trajectories = createTrajectories({ db, agents, artifacts, clock, ids, log });
