@@ -212,7 +212,7 @@ describeWithChromium('web dashboard in headless Chromium', () => {
     await chat.locator('article.run[data-status="completed"]').waitFor();
     await chat.locator('.bubble.assistant', { hasText: 'Sent to' }).waitFor();
     // Nothing works any more: no picker, a plain send.
-    await expect(chat.getByRole('combobox', { name: 'While the agent works' }).count()).resolves.toBe(0);
+    await chat.getByRole('combobox', { name: 'While the agent works' }).waitFor({ state: 'detached' });
     await consolePage.locator('tr[data-resolved]', { hasText: 'approved' }).waitFor();
 
     await send(chat, 'send goodbye to the newsletter');

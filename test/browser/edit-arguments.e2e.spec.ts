@@ -102,6 +102,8 @@ describeWithChromium('approval console: Edit arguments', () => {
     expect(r.status).toBe(200);
     expect(await api.t.waitForTerminal(runs.rows[0].id, 30_000)).toBe('completed');
     expect(await api.t.waitForTerminal(runs.rows[1].id, 30_000)).toBe('completed');
-    await expect(page.getByRole('combobox', { name: 'While the agent works' }).count()).resolves.toBe(0);
+    // The dashboard learns of the second run's end over SSE, a moment after the database does.
+    await page.locator('article.run[data-status="completed"]').nth(1).waitFor();
+    await page.getByRole('combobox', { name: 'While the agent works' }).waitFor({ state: 'detached' });
   });
 });
