@@ -284,7 +284,10 @@ function openMemoryAndContext(d: {
 function openQueryPool(settings: Settings, opts: ServiceDeps['opts'], url: string): Database {
   const poolUrl = opts.databasePoolUrl ?? settings.databasePoolUrl;
   const size = opts.poolSize ?? settings.databasePoolSize;
-  return poolUrl ? new Database(poolUrl, size, 'transaction-pooler') : new Database(url, size);
+  const timeouts = settings.databaseTimeouts;
+  return poolUrl
+    ? new Database(poolUrl, size, 'transaction-pooler', timeouts)
+    : new Database(url, size, 'direct', timeouts);
 }
 
 /** The model router, refusing a default agent it cannot route; the price history recorded (best effort). */
@@ -493,7 +496,7 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
       db,
       wakeupUrl: handle.url,
     }),
-    rebuildProjections: (o) => rebuildOnDirect(db, handle.url, o),
+    rebuildProjections: (o) => rebuildOnDirect(handle.url, o),
     listen: (channel) => new PgListenWakeup(handle.url, log, channel),
     close: () => closePlatform({ handle, log, telemetry }, services),
   };
@@ -513,12 +516,13 @@ async function closePlatform({ handle, telemetry }: ProcessParts, services: Serv
 }
 
 /**
- * The rebuild holds a session-level advisory lock and temporary tables on one connection, which a
- * transaction pooler would hand to other clients between transactions: behind one it opens a direct pool.
+ * The rebuild runs on a pool of its own, direct and without the query timeout: it holds a
+ * session-level advisory lock and temporary tables on one connection (which a transaction pooler
+ * would hand to other clients between transactions), and its statements over a large log may
+ * legitimately run longer than any request's.
  */
-async function rebuildOnDirect(db: Database, directUrl: string, o: RebuildOptions): Promise<RebuildReport> {
-  if (db.mode === 'direct') return rebuildProjections(db, o);
-  const direct = new Database(directUrl, 4);
+async function rebuildOnDirect(directUrl: string, o: RebuildOptions): Promise<RebuildReport> {
+  const direct = new Database(directUrl, 4, 'direct', { connectMs: 10_000, queryMs: 0 });
   try {
     return await rebuildProjections(direct, o);
   } finally {

@@ -20,6 +20,11 @@ export interface Settings {
   readonly pgBinDir: string | null;
   /** Connections in each process's query pool (`DATABASE_POOL_SIZE`, default 10; docs/operations/pooling.md). */
   readonly databasePoolSize: number;
+  /**
+   * The query pool's bounded waits: for a connection (`DATABASE_CONNECT_TIMEOUT_MS`, default 10000)
+   * and for a query's answer (`DATABASE_QUERY_TIMEOUT_MS`, default 60000, 0 for none); docs/operations/ha.md.
+   */
+  readonly databaseTimeouts: { readonly connectMs: number; readonly queryMs: number };
   readonly dataDir: string;
   readonly host: string;
   readonly port: number;
@@ -115,6 +120,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     databaseUrl: env.DATABASE_URL && env.DATABASE_URL.trim() !== '' ? env.DATABASE_URL.trim() : null,
     databasePoolUrl: poolUrlFrom(env),
     databasePoolSize: intFrom(env, 'DATABASE_POOL_SIZE', 10, 1),
+    databaseTimeouts: {
+      connectMs: intFrom(env, 'DATABASE_CONNECT_TIMEOUT_MS', 10_000, 100),
+      queryMs: intFrom(env, 'DATABASE_QUERY_TIMEOUT_MS', 60_000),
+    },
     backupDir: env.AGENT_BACKUP_DIR?.trim() ? path.resolve(env.AGENT_BACKUP_DIR.trim()) : path.join(dataDir, 'backups'),
     pgBinDir: env.AGENT_PG_BIN_DIR?.trim() ? path.resolve(env.AGENT_PG_BIN_DIR.trim()) : null,
     dataDir,

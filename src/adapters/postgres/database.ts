@@ -1,5 +1,5 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
-import { asDatabaseUnavailable } from './unavailable';
+import { asDatabaseUnavailable, isDatabaseUnavailable } from './unavailable';
 
 /** Rethrows a failed query's error, as `DatabaseUnavailable` when the server is unreachable (a failover). */
 const rethrow = (e: unknown): never => {
@@ -29,6 +29,19 @@ export interface Queryable {
  */
 export type ConnectionMode = 'direct' | 'transaction-pooler';
 
+/**
+ * How long the pool waits (docs/operations/ha.md, ADR 0049). `connectMs`: for a connection, new or
+ * pooled; `queryMs`: for a query's answer, 0 for no limit (the projection rebuild's own pool). Both
+ * failures are `DatabaseUnavailable` (the API answers 503), and a client whose query timed out is
+ * destroyed, never reused: node-postgres leaves it waiting for the lost answer.
+ */
+export interface PoolTimeouts {
+  readonly connectMs: number;
+  readonly queryMs: number;
+}
+
+export const DEFAULT_POOL_TIMEOUTS: PoolTimeouts = { connectMs: 10_000, queryMs: 60_000 };
+
 /** The shared connection pool. One per process; each unit of work borrows its own client. */
 export class Database {
   readonly pool: Pool;
@@ -40,6 +53,7 @@ export class Database {
     readonly url: string,
     max = 10,
     readonly mode: ConnectionMode = 'direct',
+    timeouts: PoolTimeouts = DEFAULT_POOL_TIMEOUTS,
   ) {
     this.namedStatements = mode === 'direct';
     // Pipelined connections (pg's public `pipeline` option): a query is written to the server as soon
@@ -48,7 +62,19 @@ export class Database {
     // behind it, PgAppender.appendAndCommit). Behind PgBouncer's transaction mode this stays safe:
     // the only pipelined batches end with their transaction's COMMIT, so PgBouncer keeps the client
     // on one server connection until the last answer (ADR 0030).
-    this.pool = new Pool({ connectionString: url, max, application_name: 'agent-core', pipeline: true });
+    this.pool = new Pool({
+      connectionString: url,
+      max,
+      application_name: 'agent-core',
+      pipeline: true,
+      // Bounded waits (ADR 0049): a connection the server never
+      // answers, a full pool, or a socket whose far end vanished mid-query would otherwise wait
+      // forever, and every later request of the process would queue behind them (docs/operations/ha.md).
+      connectionTimeoutMillis: timeouts.connectMs,
+      query_timeout: timeouts.queryMs > 0 ? timeouts.queryMs : undefined,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     // An idle client that loses its server must not crash the process; the pool drops it.
     this.pool.on('error', () => undefined);
     // Nor may a checked-out one between two queries (a failover cuts every connection): its next
@@ -84,11 +110,15 @@ export class Database {
 
   private async inTransaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    let failure: unknown;
     try {
       await client.query('BEGIN');
       return await commitOrRollBack(client, () => fn(client));
+    } catch (e) {
+      failure = e;
+      throw e;
     } finally {
-      client.release();
+      releaseAfter(client, failure);
     }
   }
 
@@ -120,6 +150,7 @@ export class Database {
   ): Promise<T> {
     const execute = `BEGIN; EXECUTE ${statement.name}${args.length > 0 ? `(${args.join(', ')})` : ''}`;
     const client = await this.pool.connect();
+    let failure: unknown;
     try {
       for (let attempt = 1; ; attempt++) {
         let names = this.prepared.get(client);
@@ -145,8 +176,11 @@ export class Database {
         }
         return await commitOrRollBack(client, () => fn(client, results[1]));
       }
+    } catch (e) {
+      failure = e;
+      throw e;
     } finally {
-      client.release();
+      releaseAfter(client, failure);
     }
   }
 
@@ -165,6 +199,7 @@ export class Database {
       return `(${arg})`;
     });
     const client = await this.pool.connect();
+    let failure: unknown;
     try {
       let results: { rows: R[]; rowCount: number | null }[];
       try {
@@ -174,14 +209,25 @@ export class Database {
         throw e;
       }
       return await commitOrRollBack(client, () => fn(client, results[1]));
+    } catch (e) {
+      failure = e;
+      throw e;
     } finally {
-      client.release();
+      releaseAfter(client, failure);
     }
   }
 
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/**
+ * Returns `client` to the pool, or destroys it when `failure` says its connection is broken or a
+ * query on it timed out: such a client must never carry another transaction.
+ */
+function releaseAfter(client: PoolClient, failure: unknown): void {
+  client.release(failure !== undefined && isDatabaseUnavailable(failure) ? (failure as Error) : undefined);
 }
 
 /** A statement `Database.transactionFromPrepared` prepares per connection under `name`. */

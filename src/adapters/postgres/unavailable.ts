@@ -19,6 +19,7 @@ const DRIVER_MESSAGES = [
   'timeout exceeded when trying to connect',
   'is not queryable',
   'Client was closed',
+  'Query read timeout', // the pool's client-side query_timeout: the server did not answer in time
 ];
 
 /** Whether `e` says the database is unavailable (rather than that the statement was wrong). */

@@ -38,6 +38,8 @@ export interface DrivenRun {
   reconnects: number;
   /** Submissions answered 5xx or cut (retried with the same Idempotency-Key). */
   submitRetries: number;
+  /** Of those, submissions the server left unanswered for 15 s (given up by this client). */
+  submitHangs: number;
   error?: string;
 }
 
@@ -63,9 +65,10 @@ async function post(
   key: string | null,
   auth: Record<string, string>,
   deadline: number,
-  onRetry: () => void,
+  onRetry: (hung: boolean) => void,
 ): Promise<Record<string, unknown>> {
   for (;;) {
+    let hung = false;
     try {
       const headers: Record<string, string> = { 'content-type': 'application/json', ...auth };
       if (key) headers['idempotency-key'] = key;
@@ -78,8 +81,9 @@ async function post(
       if (r.status < 500 && r.status !== 429) throw new Error(`POST ${url}: ${r.status} ${text}`);
     } catch (e) {
       if (e instanceof Error && e.message.startsWith('POST ')) throw e;
+      hung = e instanceof Error && e.name === 'TimeoutError';
     }
-    onRetry();
+    onRetry(hung);
     if (Date.now() > deadline) throw new Error(`POST ${url}: no success before the deadline`);
     await delay(250);
   }
@@ -127,7 +131,11 @@ async function driveOne(o: DriveOptions, index: number): Promise<DrivenRun> {
   const { text, expected } = question(index);
   const deadline = Date.now() + o.runTimeoutMs;
   let retries = 0;
-  const onRetry = () => (retries += 1);
+  let hangs = 0;
+  const onRetry = (hung: boolean) => {
+    retries += 1;
+    if (hung) hangs += 1;
+  };
   const auth: Record<string, string> = o.token ? { authorization: `Bearer ${o.token}` } : {};
   const run: DrivenRun = {
     index,
@@ -140,6 +148,7 @@ async function driveOne(o: DriveOptions, index: number): Promise<DrivenRun> {
     terminal: null,
     reconnects: 0,
     submitRetries: 0,
+    submitHangs: 0,
   };
   try {
     // A retried session creation may create a second, empty session: harmless, and counted.
@@ -159,6 +168,7 @@ async function driveOne(o: DriveOptions, index: number): Promise<DrivenRun> {
     run.error = e instanceof Error ? e.message : String(e);
   }
   run.submitRetries = retries;
+  run.submitHangs = hangs;
   return run;
 }
 
