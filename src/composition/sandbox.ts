@@ -96,7 +96,7 @@ export function wireSandbox(
         limits: sandbox.limits,
         operatorCeilingSeconds: sandbox.timeoutCeilingSeconds,
         bridge: new ToolBridgeServer(sandbox.bridgeDir, OUTSIDE_A_RUN),
-        bridgedTools: (ctx) => bridgeCallable(registry, ctx.agent?.enabledTools ?? []),
+        bridgedTools: (ctx) => bridgeCallable(registry, ctx.agent?.enabledTools ?? [], ctx.agent?.bridgeTools ?? []),
       }),
     async close() {
       if (execution instanceof SandboxClient) execution.close();

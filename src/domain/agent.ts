@@ -29,6 +29,11 @@ export interface AgentSpec {
    * submitter's scopes narrowed to these. Absent: the agent narrows nothing.
    */
   readonly allowedScopes?: readonly string[];
+  /**
+   * Enabled tools a `sandbox.run_program` program may call through the bridge besides pure
+   * computations (`bridge_tools`); each call is policed and approved like the model's own.
+   */
+  readonly bridgeTools?: readonly string[];
   readonly metadata: Readonly<Record<string, unknown>>;
 }
 

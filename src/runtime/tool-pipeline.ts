@@ -17,7 +17,14 @@ import { recordResult } from './steps/tool/record';
 import { start } from './steps/tool/start';
 import { askUser } from './steps/tool/suspensions';
 import { delegate } from './steps/tool/delegate';
-import { APPROVAL_REQUIRED_VIA_BRIDGE, bridgeOutcomeOf } from './steps/tool/bridged';
+import {
+  APPROVAL_REQUIRED_VIA_BRIDGE,
+  PROGRAM_HELD,
+  bridgeOutcomeOf,
+  recordedOutcome,
+  suspendForBridgedCall,
+} from './steps/tool/bridged';
+import { BridgeHold } from './steps/tool/bridge-hold';
 import { deny, type CallScope } from './steps/tool/call-scope';
 import { editedArgumentsOf } from './steps/tool/edited';
 import type { BridgeCallOutcome } from '../ports/tool-bridge';
@@ -103,8 +110,11 @@ export class ToolPipeline {
     const existing =
       options.existing !== undefined ? options.existing : await this.services.records.invocationByKey(key);
     if (existing && TERMINAL.has(existing.status)) return { kind: 'done' }; // already answered
-    const s = this.scopeOf(call, ctx, { key, argsHash, existing }, append, options.defer);
-    s.callTool = this.bridgeOf(s, append);
+    // A program this call runs stops when one of its bridged calls must wait for a human.
+    const hold = new BridgeHold();
+    const held = { ...ctx, signal: AbortSignal.any([ctx.signal, hold.signal]) };
+    const s = this.scopeOf(call, held, { key, argsHash, existing }, append, options.defer);
+    s.callTool = this.bridgeOf(s, append, hold);
     s.editedArguments = await editedArgumentsOf(s);
     if (!existing) {
       const refused = await propose(s, options.sameCall);
@@ -119,6 +129,7 @@ export class ToolPipeline {
     const notStarted = await start(s, authorized, options);
     if (notStarted) return notStarted;
     const result = await s.p.telemetry.toolExecute(authorized.tool.spec, s.invocationId, () => execute(s, authorized));
+    if (hold.call) return suspendForBridgedCall(s, hold.call);
     return recordResult(s, authorized, result, options.deferResult ?? false);
   }
 
@@ -127,13 +138,13 @@ export class ToolPipeline {
    * call of the parent's step — proposed with `via: bridge` and the parent's invocation, then
    * authorized against the run's agent and scopes, policy, started, executed and recorded — its
    * events written at once (the parent is running; nothing else of the run writes meanwhile). One
-   * at a time, in the program's order. A call that needs a human's approval is refused: a program
-   * cannot wait for one (docs/sandbox.md).
+   * at a time, in the program's order. A call that must wait for a human's approval holds the
+   * program (`BridgeHold`): the program is stopped and the run waits, like for a model's call.
    */
-  private bridgeOf(parent: CallScope, append: AppendForRun): NonNullable<CallScope['callTool']> {
+  private bridgeOf(parent: CallScope, append: AppendForRun, hold: BridgeHold): NonNullable<CallScope['callTool']> {
     let queue: Promise<unknown> = Promise.resolve();
     return (b) => {
-      const next = queue.then(() => this.processBridged(parent, append, b));
+      const next = queue.then(() => (hold.call ? PROGRAM_HELD : this.processBridged(parent, append, b, hold)));
       queue = next.catch(() => undefined);
       return next;
     };
@@ -143,6 +154,7 @@ export class ToolPipeline {
     parent: CallScope,
     append: AppendForRun,
     b: Parameters<NonNullable<CallScope['callTool']>>[0],
+    hold: BridgeHold,
   ): Promise<BridgeCallOutcome> {
     const call: ToolCallItem = {
       kind: 'tool_call',
@@ -154,10 +166,9 @@ export class ToolPipeline {
     const { key, argsHash } = this.keyOf(call, ctx);
     const existing = await this.services.records.invocationByKey(key);
     // The parent ran again after a crash and its program repeated a call that already ended.
-    if (existing && TERMINAL.has(existing.status))
-      return existing.status === 'succeeded' && existing.result
-        ? { ok: true, output: existing.result }
-        : { ok: false, errorCode: 'bridge_call_repeated', message: `${call.name} already ended (${existing.status})` };
+    // The program runs again after a crash or a human's decision and repeats a call that ended:
+    // it gets the recorded outcome, nothing runs twice.
+    if (existing && TERMINAL.has(existing.status)) return recordedOutcome(existing);
     const written: NewEvent[] = [];
     const write: AppendForRun = async (events) => {
       await append(events);
@@ -167,7 +178,12 @@ export class ToolPipeline {
       ...this.scopeOf(call, ctx, { key, argsHash, existing }, write, undefined),
       bridgedFrom: parent.invocationId,
     };
+    s.editedArguments = await editedArgumentsOf(s);
     const pass = await this.bridgedPass(s);
+    if (pass.kind === 'suspend' && pass.awaiting.kind === 'approval') {
+      hold.hold({ invocationId: s.invocationId, approvalId: pass.awaiting.approvalId, suspension: pass });
+      return PROGRAM_HELD;
+    }
     return bridgeOutcomeOf(s.invocationId, written, pass);
   }
 
@@ -178,7 +194,8 @@ export class ToolPipeline {
     }
     const authorized = await authorize(s);
     if (authorized.kind !== 'authorized') return authorized;
-    if (authorized.decision.decision === 'require_approval' || authorized.ext.control !== undefined)
+    // A question for the user or a delegation is a conversation of the model's own, never a program's.
+    if (authorized.ext.control !== undefined)
       return deny(
         s,
         APPROVAL_REQUIRED_VIA_BRIDGE,

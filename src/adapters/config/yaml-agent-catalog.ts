@@ -75,6 +75,8 @@ const agentSchema = {
     },
     // What a message does while a run of the session works (issue 33); the server default is reject.
     multitask_strategy: { enum: [...MULTITASK_STRATEGIES] },
+    // Enabled tools a sandbox.run_program program may call besides pure computations (docs/sandbox.md).
+    bridge_tools: { type: 'array', items: { type: 'string', minLength: 1 }, uniqueItems: true },
     limits: limitsSchema,
     metadata: { type: 'object' },
   },
@@ -98,6 +100,7 @@ interface AgentYaml {
   allowed_scopes?: string[];
   delegation?: { enabled?: boolean; max_fan_out?: number };
   multitask_strategy?: MultitaskStrategy;
+  bridge_tools?: string[];
   limits: {
     max_steps: number;
     max_model_calls: number;
@@ -124,7 +127,14 @@ export function loadAgentFiles(dir: string, modelPolicyOverride: string | null =
         const e = validate.errors?.[0];
         throw new ConfigurationError(`${file}: ${e?.instancePath || '(root)'} ${e?.message ?? 'is invalid'}`, { file });
       }
-      return toAgentSpec(raw as unknown as AgentYaml, modelPolicyOverride);
+      const agent = raw as unknown as AgentYaml;
+      const stray = (agent.bridge_tools ?? []).findIndex((t) => !agent.enabled_tools.includes(t));
+      if (stray >= 0)
+        throw new ConfigurationError(
+          `${file}: /bridge_tools/${stray} "${agent.bridge_tools![stray]}" is not in enabled_tools`,
+          { file },
+        );
+      return toAgentSpec(agent, modelPolicyOverride);
     });
 }
 
@@ -195,12 +205,19 @@ function baseSpec(
           : { ...a.metadata, mcp_servers: mcpServers, mcp_grants: grants }),
       ...(a.delegation ? { delegation: a.delegation } : {}),
       ...(a.multitask_strategy ? { multitask_strategy: a.multitask_strategy } : {}),
+      ...(a.bridge_tools ? { bridge_tools: a.bridge_tools } : {}),
     },
   };
 }
 
 /** The metadata keys that change what a run of the agent may do; a stored version must match them. */
-const BEHAVIOUR_METADATA = ['mcp_grants', 'allowed_scopes', 'delegation', 'multitask_strategy'] as const;
+const BEHAVIOUR_METADATA = [
+  'mcp_grants',
+  'allowed_scopes',
+  'delegation',
+  'multitask_strategy',
+  'bridge_tools',
+] as const;
 
 /** Whether a stored agent version differs from its file (jsonb reorders object keys: canonical forms). */
 function differsFromStored(
@@ -352,8 +369,14 @@ function toSpec(r: Record<string, unknown>): AgentSpec {
     ...grantsOf(r.metadata),
     ...allowedScopesOf(r.metadata),
     ...strategyOf(r.metadata),
+    ...bridgeToolsOf(r.metadata),
     metadata: r.metadata as Record<string, unknown>,
   };
+}
+
+function bridgeToolsOf(metadata: unknown): { bridgeTools?: string[] } {
+  const v = (metadata as { bridge_tools?: unknown } | null)?.bridge_tools;
+  return Array.isArray(v) ? { bridgeTools: v.filter((t): t is string => typeof t === 'string') } : {};
 }
 
 function strategyOf(metadata: unknown): { multitaskStrategy?: MultitaskStrategy } {

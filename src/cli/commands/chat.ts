@@ -27,6 +27,8 @@ function activity(e: StoredEvent, names: Map<string, string>): string | null {
       return `  ✗ ${names.get(e.data.invocationId) ?? 'tool'}: ${e.data.errorCode}`;
     case 'tool.call.denied':
       return `  ⊘ ${names.get(e.data.invocationId) ?? 'tool'}: ${e.data.reasonCode}`;
+    case 'tool.call.suspended':
+      return `  ⏸ ${names.get(e.data.invocationId) ?? 'tool'} paused: a call of its program waits for approval`;
     case 'tool.call.uncertain':
       return `  ? ${names.get(e.data.invocationId) ?? 'tool'} is UNCERTAIN: agent run review ${e.data.invocationId} --retry|--fail`;
     default:

@@ -184,6 +184,8 @@ function describeTool(type: string, p: Payload, tools: ToolNames): Line | null {
       return { kind: 'fail', title: tool(p.invocation_id), text: `failed ${p.error_code}: ${p.message}` };
     case 'tool.call.uncertain':
       return { kind: 'fail', title: tool(p.invocation_id), text: `uncertain: ${p.reason}` };
+    case 'tool.call.suspended':
+      return { kind: 'tool', title: tool(p.invocation_id), text: 'paused: a call of its program waits for approval' };
     default:
       return null;
   }

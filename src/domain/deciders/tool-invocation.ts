@@ -94,6 +94,18 @@ export interface MarkUncertain extends ToolCommandBase {
   readonly reason: string;
 }
 
+/**
+ * A running program stops for a human: a call it made through the bridge waits for an approval.
+ * Nothing of the program's own took effect (its workspace changes are written back only when it
+ * ends), so the invocation stands authorized and starts again after the decision.
+ */
+export interface SuspendToolCall extends ToolCommandBase {
+  readonly kind: 'SuspendToolCall';
+  readonly reason: string;
+  readonly awaitingInvocationId: string;
+  readonly approvalId: string;
+}
+
 export type ToolInvocationCommand =
   | ProposeToolCall
   | AuthorizeToolCall
@@ -103,7 +115,8 @@ export type ToolInvocationCommand =
   | CompleteToolCall
   | RecordSkillLoaded
   | FailToolCall
-  | MarkUncertain;
+  | MarkUncertain
+  | SuspendToolCall;
 
 /**
  * Where each command may be issued from. Denial and failure are allowed from every open status:
@@ -121,6 +134,7 @@ const FROM: Record<ToolInvocationCommand['kind'], readonly ToolInvocationState['
   RecordSkillLoaded: ['succeeded'],
   FailToolCall: ['proposed', 'authorized', 'waiting_for_approval', 'running', 'uncertain'],
   MarkUncertain: ['running'],
+  SuspendToolCall: ['running'],
 };
 
 function emit<T extends EventType>(cmd: ToolCommandBase, type: T, data: EventPayloads[T]): NewEvent<T> {
@@ -173,6 +187,10 @@ function eventsOf(cmd: ToolInvocationCommand): NewEvent[] {
     }
     case 'MarkUncertain':
       return [emit(cmd, 'tool.call.uncertain', { invocationId, reason: cmd.reason })];
+    case 'SuspendToolCall': {
+      const { reason, awaitingInvocationId, approvalId } = cmd;
+      return [emit(cmd, 'tool.call.suspended', { invocationId, reason, awaitingInvocationId, approvalId })];
+    }
   }
 }
 
@@ -197,6 +215,7 @@ const STATUS_AFTER: Partial<Record<EventType, ToolInvocationStatus>> = {
   'tool.call.completed': 'succeeded',
   'tool.call.failed': 'failed',
   'tool.call.uncertain': 'uncertain',
+  'tool.call.suspended': 'authorized',
 };
 
 function evolve(state: ToolInvocationState, e: DecidedEvent): ToolInvocationState {

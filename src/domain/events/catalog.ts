@@ -360,6 +360,10 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
     }),
   },
   'tool.call.uncertain': { currentVersion: 1, schema: obj({ invocationId: uuid(), reason: str() }) },
+  'tool.call.suspended': {
+    currentVersion: 1,
+    schema: obj({ invocationId: uuid(), reason: str(), awaitingInvocationId: uuid(), approvalId: uuid() }),
+  },
   'approval.requested': {
     currentVersion: 2,
     schema: obj({

@@ -213,6 +213,13 @@ export interface EventPayloads extends MemoryEventPayloads {
     latencyMs: number;
   };
   'tool.call.uncertain': { invocationId: string; reason: string };
+  /**
+   * A running `sandbox.run_program` invocation stopped, before any effect of its own, because a call
+   * its program made through the bridge waits for a human (`approvalId`, on `awaitingInvocationId`).
+   * It stands authorized again: after the decision the program runs again from the start, its
+   * bridged calls answered from their records (docs/sandbox.md).
+   */
+  'tool.call.suspended': { invocationId: string; reason: string; awaitingInvocationId: string; approvalId: string };
   'approval.requested': {
     approvalId: string;
     /** v2: `tool_call` (policy asked for approval) or `uncertain_review` (retry or fail an UNCERTAIN invocation). */

@@ -107,6 +107,11 @@ export const toolInvocationProjection: Projection = {
         next.status = 'uncertain';
         next.error = { code: 'uncertain', message: e.data.reason };
         break;
+      case 'tool.call.suspended':
+        // Stopped before any effect of its own; it starts again (and marks its watermark again).
+        next.status = 'authorized';
+        next.effect_sent_at = null;
+        break;
       default:
         return row;
     }

@@ -154,6 +154,15 @@ export function createRunProgramTool(opts: RunProgramOptions): ExtendedTool {
         },
         { signal: ctx.signal },
       );
+      // Stopped (a bridged call holds the program for a human, the worker stops, the tool timed
+      // out): nothing of the program's own is kept, so running it again later is safe.
+      if (ctx.signal.aborted)
+        return {
+          ok: false,
+          errorCode: 'program_stopped',
+          message: 'the program was stopped before it ended; its workspace changes were not kept',
+          retryable: true,
+        };
       await opts.workspace.writeBack(ctx.tenantId, ctx.sessionId, result.filesChanged);
       const output = await presentResult(result, timeout, ctx, opts.artifacts, RUN_PROGRAM_SPEC.name);
       output.bridge_calls = session?.calls() ?? [];

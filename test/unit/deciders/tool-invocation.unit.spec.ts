@@ -124,6 +124,36 @@ describe('tool invocation decider (plan §8.4)', () => {
     spec.given(given(at.uncertain)).when(cmds.start).then([ev.started]);
   });
 
+  it('a running program held by a bridged call for a human stands authorized again, and starts again', () => {
+    const suspend: ToolInvocationCommand = {
+      ...base,
+      kind: 'SuspendToolCall',
+      reason: 'bridged_call_awaiting_approval',
+      awaitingInvocationId: '66666666-6666-4666-8666-666666666666',
+      approvalId: '22222222-2222-4222-8222-222222222222',
+    };
+    const suspended = event(
+      'tool.call.suspended',
+      {
+        invocationId: INV,
+        reason: 'bridged_call_awaiting_approval',
+        awaitingInvocationId: '66666666-6666-4666-8666-666666666666',
+        approvalId: '22222222-2222-4222-8222-222222222222',
+      },
+      w,
+    );
+    spec
+      .given(given([...at.running, ev.effect]))
+      .when(suspend)
+      .then([suspended]);
+    const after = spec.given(given([...at.running, ev.effect, suspended]));
+    expect(after.state.status).toBe('authorized');
+    after.when(cmds.start).then([ev.started]);
+    // Only a running program can be held.
+    for (const status of ['proposed', 'authorized', 'waiting_for_approval', 'succeeded'] as const)
+      spec.given(given(at[status])).when(suspend).thenRefuses('invalid_state_transition');
+  });
+
   it('a safe call an interrupted lease started is started again', () =>
     spec.given(given(at.running)).when(cmds.start).then([ev.started]));
 
