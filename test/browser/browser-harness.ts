@@ -107,3 +107,23 @@ export async function domSequences(page: Page, scope = 'main'): Promise<number[]
   // log (which has no duplicates) therefore means every event exactly once.
   return seqs.sort((a, b) => a - b);
 }
+
+/**
+ * `domSequences` once the page has caught up with `expected` (the log's sequences), or as it stands
+ * after `timeoutMs`: the page learns of the last events over SSE a moment after the database has
+ * them, so a single read right after the run ends may miss the newest. Assert equality on the result.
+ */
+export async function settledDomSequences(
+  page: Page,
+  expected: readonly number[],
+  scope = 'main',
+  timeoutMs = 10_000,
+): Promise<number[]> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const seqs = await domSequences(page, scope);
+    if (seqs.length === expected.length && seqs.every((s, i) => s === expected[i])) return seqs;
+    if (Date.now() > end) return seqs;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -8,7 +8,7 @@ import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
 import { call, startApi, type ApiHarness } from '../int/api/api-harness';
 import { createTestDb, type TestDb } from '../support/test-db';
 import {
-  domSequences,
+  settledDomSequences,
   ensureDashboardBuilt,
   describeWithChromium,
   launchBrowser,
@@ -102,8 +102,8 @@ describeWithChromium('web dashboard in headless Chromium', () => {
     await expect(run.locator('[data-type="tool.call.completed"] pre').first().textContent()).resolves.toContain(
       '"391"',
     );
-    const seqs = await domSequences(page);
-    expect(seqs).toEqual(await sessionEventCount(sessionId));
+    const logged = await sessionEventCount(sessionId);
+    expect(await settledDomSequences(page, logged)).toEqual(logged);
     await screenshot(page, 'session-run.png');
 
     // The run detail: every event with its sequence, usage by token class, cost and its source.
@@ -115,7 +115,7 @@ describeWithChromium('web dashboard in headless Chromium', () => {
     await page.locator('[data-conn="ended"]').waitFor();
     const runId = page.url().split('/').pop()!;
     const runEvents = (await h.t.events(runId)).map((e) => e.sequence);
-    await expect(domSequences(page, 'table.events')).resolves.toEqual(runEvents);
+    await expect(settledDomSequences(page, runEvents, 'table.events')).resolves.toEqual(runEvents);
     await expect(page.locator('[data-cost]').textContent()).resolves.toMatch(/\(.+\)/);
     expect(Number(await page.locator('[data-usage="output_tokens"]').textContent())).toBeGreaterThan(0);
     await expect(page.getByRole('table', { name: 'counts and limits' }).textContent()).resolves.toMatch(
@@ -147,7 +147,8 @@ describeWithChromium('web dashboard in headless Chromium', () => {
     await page.locator('article.run[data-status="completed"]').waitFor();
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
-    expect(await domSequences(page)).toEqual(await sessionEventCount(sessionId));
+    const logged = await sessionEventCount(sessionId);
+    expect(await settledDomSequences(page, logged)).toEqual(logged);
   });
 
   it('retries a submission the network lost with the same Idempotency-Key: one run only', async () => {
@@ -227,7 +228,8 @@ describeWithChromium('web dashboard in headless Chromium', () => {
     await last.locator('.bubble.assistant').waitFor();
     await expect(last.locator('.bubble.assistant').textContent()).resolves.toMatch(/not|nothing/i);
     await last.locator('[data-type="approval.resolved"]', { hasText: 'not today' }).waitFor();
-    expect(await domSequences(chat)).toEqual(await sessionEventCount(sessionId));
+    const logged = await sessionEventCount(sessionId);
+    expect(await settledDomSequences(chat, logged)).toEqual(logged);
     await consolePage.getByText('Nothing is waiting for a decision.').waitFor();
     await consolePage.close();
   });
@@ -293,7 +295,8 @@ describeWithChromium('web dashboard in headless Chromium', () => {
     });
     const ms = Date.now() - t0;
     process.stdout.write(`dashboard: rendered a session of ${total} events in ${ms} ms (navigation to last entry)\n`);
-    expect(await domSequences(page)).toEqual(await sessionEventCount(sessionId));
+    const logged = await sessionEventCount(sessionId);
+    expect(await settledDomSequences(page, logged)).toEqual(logged);
     expect(ms).toBeLessThan(5000);
   }, 120_000);
 });

@@ -5,7 +5,7 @@ import { createTestPlatform, type TestPlatform } from '../support/platform';
 import { ensureBuilt, startAgent, waitFor, type Proc } from '../support/processes';
 import { createTestDb, type TestDb } from '../support/test-db';
 import {
-  domSequences,
+  settledDomSequences,
   ensureDashboardBuilt,
   describeWithChromium,
   launchBrowser,
@@ -94,6 +94,6 @@ describeWithChromium('dashboard across an API restart', () => {
     await page.locator('article.run[data-status="completed"]').waitFor({ timeout: 30_000 });
     await page.locator('.bubble.assistant', { hasText: '391' }).waitFor();
     const log = (await t.platform.store.listAfter(sessionId, 0, LOCAL_PRINCIPAL)).map((e) => e.sequence);
-    expect(await domSequences(page)).toEqual(log);
+    expect(await settledDomSequences(page, log)).toEqual(log);
   }, 150_000);
 });

@@ -168,11 +168,7 @@ async function driveWith(
   const tracker = new InterventionTracker(
     c.interventions.filter((i) => i.action !== 'crash_worker' && i.action !== 'disconnect_sse'),
   );
-  // Each crash waits out a lease before the run can move again, so it extends the timeout.
-  const crashCount = c.interventions.filter((i) => i.action === 'crash_worker').length;
-  const timeoutMs =
-    (c.timeoutSeconds !== null ? c.timeoutSeconds * 1000 : defaultTimeoutMs) +
-    crashCount * platform.settings.leaseSeconds * 1000;
+  const timeoutMs = caseTimeoutMs(c, platform, defaultTimeoutMs);
   let terminal: StoredEvent | null;
   try {
     terminal = await followRun(
@@ -196,17 +192,36 @@ async function driveWith(
   } finally {
     await worker.stop(0);
   }
-  if (!terminal) {
-    const run = await buses.queries.execute(new GetRunQuery(principal, runId));
-    failures.unshift(
-      `timed out after ${Math.round(timeoutMs / 1000)} s without a terminal event (run is ${run.status})`,
-    );
-    // Cancel the abandoned run so no other worker picks it up later (the stop above released it).
-    await buses.commands.execute(new CancelRunCommand(principal, runId, 'eval case timed out')).catch(() => undefined);
-  }
-  for (const i of [...crashes.unfired(), ...tracker.unfired().filter((x) => !applied.has(x))])
+  if (!terminal) failures.unshift(await abandonTimedOut(buses, principal, runId, timeoutMs));
+  return finishDrive(failures, [...crashes.unfired(), ...tracker.unfired().filter((x) => !applied.has(x))], sse);
+}
+
+/** The drive's result: its failures, each intervention that never fired, and the SSE client's view. */
+async function finishDrive(
+  failures: string[],
+  unfired: readonly Intervention[],
+  sse: SseReplayProbe | null,
+): Promise<DriveResult> {
+  for (const i of unfired)
     failures.push(`intervention ${describeIntervention(i)} never fired: no such event was observed`);
   const seen = sse ? await sse.finish() : null;
   if (seen) failures.push(...seen.failures);
   return { failures, sse: seen?.observation ?? null };
+}
+
+/** The case's timeout; each crash waits out a lease before the run can move again, so it extends it. */
+function caseTimeoutMs(c: EvalCase, platform: Platform, defaultTimeoutMs: number): number {
+  const crashCount = c.interventions.filter((i) => i.action === 'crash_worker').length;
+  const base = c.timeoutSeconds !== null ? c.timeoutSeconds * 1000 : defaultTimeoutMs;
+  return base + crashCount * platform.settings.leaseSeconds * 1000;
+}
+
+/**
+ * A run that reached no terminal event in time: cancelled, so no other worker picks it up later
+ * (the driving worker's stop released it). Returns the failure to report.
+ */
+async function abandonTimedOut(buses: Buses, principal: Principal, runId: string, timeoutMs: number): Promise<string> {
+  const run = await buses.queries.execute(new GetRunQuery(principal, runId));
+  await buses.commands.execute(new CancelRunCommand(principal, runId, 'eval case timed out')).catch(() => undefined);
+  return `timed out after ${Math.round(timeoutMs / 1000)} s without a terminal event (run is ${run.status})`;
 }

@@ -96,10 +96,59 @@ function followShared(from: string, onChange: () => void): () => void {
   };
 }
 
+type Act = (f: () => Promise<unknown>) => Promise<void>;
+
+/** An approval notification's one-click decisions. */
+function ApprovalButtons(props: { approvalId: string; busy: boolean; act: Act }) {
+  const resolve = (body: Record<string, unknown>) =>
+    void props.act(() => api('POST', `/v1/approvals/${props.approvalId}/resolve`, body));
+  return (
+    <div class="row">
+      <button type="button" class="ok" disabled={props.busy} onClick={() => resolve({ decision: 'approve_once' })}>
+        Approve
+      </button>
+      <button
+        type="button"
+        class="danger"
+        disabled={props.busy}
+        onClick={() => resolve({ decision: 'deny', reason: 'denied from the inbox' })}
+      >
+        Deny
+      </button>
+    </div>
+  );
+}
+
+/** A question's inline answer (`POST /v1/runs/{id}/input`). */
+function AnswerForm(props: { runId: string; busy: boolean; act: Act }) {
+  const [answer, setAnswer] = useState('');
+  return (
+    <form
+      class="row"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (answer.trim())
+          void props.act(() =>
+            api('POST', `/v1/runs/${props.runId}/input`, { content: [{ type: 'text', text: answer.trim() }] }),
+          );
+      }}
+    >
+      <input
+        aria-label="answer"
+        value={answer}
+        onInput={(e) => setAnswer(e.currentTarget.value)}
+        placeholder="Your answer"
+      />
+      <button type="submit" disabled={props.busy || !answer.trim()}>
+        Answer
+      </button>
+    </form>
+  );
+}
+
 /** One notification with its one-click answer where one fits: approve/deny, or answer the question. */
 function NoticeItem(props: { n: Notice; onDone(): void }) {
   const { n } = props;
-  const [answer, setAnswer] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const act = async (f: () => Promise<unknown>) => {
@@ -135,55 +184,10 @@ function NoticeItem(props: { n: Notice; onDone(): void }) {
         ) : null}
       </div>
       {open && n.kind === 'approval.requested' && approvalId ? (
-        <div class="row">
-          <button
-            type="button"
-            class="ok"
-            disabled={busy}
-            onClick={() =>
-              void act(() => api('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'approve_once' }))
-            }
-          >
-            Approve
-          </button>
-          <button
-            type="button"
-            class="danger"
-            disabled={busy}
-            onClick={() =>
-              void act(() =>
-                api('POST', `/v1/approvals/${approvalId}/resolve`, {
-                  decision: 'deny',
-                  reason: 'denied from the inbox',
-                }),
-              )
-            }
-          >
-            Deny
-          </button>
-        </div>
+        <ApprovalButtons approvalId={approvalId} busy={busy} act={act} />
       ) : null}
       {open && n.kind === 'run.waiting_for_user' && n.run_id ? (
-        <form
-          class="row"
-          onSubmit={(e) => {
-            e.preventDefault();
-            if (answer.trim())
-              void act(() =>
-                api('POST', `/v1/runs/${n.run_id}/input`, { content: [{ type: 'text', text: answer.trim() }] }),
-              );
-          }}
-        >
-          <input
-            aria-label="answer"
-            value={answer}
-            onInput={(e) => setAnswer(e.currentTarget.value)}
-            placeholder="Your answer"
-          />
-          <button type="submit" disabled={busy || !answer.trim()}>
-            Answer
-          </button>
-        </form>
+        <AnswerForm runId={n.run_id} busy={busy} act={act} />
       ) : null}
       {open && n.kind !== 'approval.requested' && n.kind !== 'run.waiting_for_user' ? (
         <button type="button" class="link" disabled={busy} onClick={() => void act(async () => undefined)}>
