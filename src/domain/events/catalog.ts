@@ -1,4 +1,5 @@
 import { TASK_STATUSES } from '../context/working-state';
+import { FALLBACK_REASONS } from '../model/fallback';
 import { FAILURE_REASONS } from '../run/failure';
 import { INTERRUPT_MODES, MULTITASK_STRATEGIES } from '../run/multitask';
 import { MEMORY_EVENT_CATALOG } from './memory-events';
@@ -268,19 +269,27 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
   // from the context of later runs (the log keeps them; the range is the run's own events).
   'run.rolled_back': { currentVersion: 1, schema: obj({ byRunId: uuid(), reason: nullable(str()) }) },
   'model.request.started': {
-    currentVersion: 3,
-    schema: obj({
-      modelCallId: uuid(),
-      step: int({ minimum: 1 }),
-      attempt: int({ minimum: 1 }),
-      provider: str(),
-      model: str(),
-      prefixHash: str(),
-      profileName: nullable(str({ minLength: 1 })),
-      profileVersion: nullable(int({ minimum: 1 })),
-      registryVersion: nullable(str({ minLength: 1 })),
-      context: nullable(contextBuild),
-    }),
+    // v4: `fallbackFrom` (fallback models, issue 33, ADR 0046); optional on append, so a v3-shaped
+    // payload still validates; v3 calls upcast to `fallbackFrom: null`. The run loop always writes it.
+    currentVersion: 4,
+    schema: (() => {
+      const v3 = obj({
+        modelCallId: uuid(),
+        step: int({ minimum: 1 }),
+        attempt: int({ minimum: 1 }),
+        provider: str(),
+        model: str(),
+        prefixHash: str(),
+        profileName: nullable(str({ minLength: 1 })),
+        profileVersion: nullable(int({ minimum: 1 })),
+        registryVersion: nullable(str({ minLength: 1 })),
+        context: nullable(contextBuild),
+      });
+      const fallbackFrom = nullable(
+        obj({ provider: str({ minLength: 1 }), model: str({ minLength: 1 }), reason: oneOfStr(FALLBACK_REASONS) }),
+      );
+      return { ...v3, properties: { ...(v3.properties as object), fallbackFrom } };
+    })(),
   },
   'model.response.completed': {
     currentVersion: 1,

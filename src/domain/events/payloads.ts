@@ -4,6 +4,7 @@ import type { InterruptMode, MultitaskStrategy } from '../run/multitask';
 import type { RunLimits } from '../run/limits';
 import type { CostSource, RunUsage, TokenUsage } from '../run/usage';
 import type { StopReason } from '../model/model-events';
+import type { ModelFallbackFrom } from '../model/fallback';
 import type { CompactionSummary, CompactorKind, ContextBuildRecord, WorkingState } from '../context/working-state';
 import type { MemoryEventPayloads } from './memory-events';
 import type { OccurrenceFailureReason, ScheduleDefinition } from '../schedules/schedule';
@@ -155,6 +156,12 @@ export interface EventPayloads extends MemoryEventPayloads {
      * null for v1/v2 events.
      */
     context: ContextBuildRecord | null;
+    /**
+     * v4: the model this call replaced because it kept answering rate-limit, quota or overloaded
+     * errors (a policy's `fallbacks`, ADR 0046), on every call made on a fallback; null otherwise and
+     * for v1–v3 events. Optional on append: the run loop always writes it.
+     */
+    fallbackFrom?: ModelFallbackFrom | null;
   };
   'model.response.completed': {
     modelCallId: string;
