@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { presentEvent } from '../../../src/api/presenters';
+import { formatEvent } from '../../../src/cli/format-event';
 import type { Worker } from '../../../src/runtime/worker';
 import { createTestDb, type TestDb } from '../../support/test-db';
 import { createTestPlatform, type TestPlatform } from '../../support/platform';
@@ -139,6 +140,10 @@ describe('a model policy with fallbacks', () => {
       [2, 'model_transient_error', true],
       [3, 'model_transient_error', true],
     ]);
+    // The CLI's event line says so too (`agent run`, `agent chat`).
+    expect(formatEvent(started[3])).toContain(
+      'local:Qwen/Qwen3-8B · attempt 4 · fallback from openai:gpt-5-mini (rate_limited)',
+    );
     // On the wire (events API and SSE), payload keys are snake_case.
     expect(presentEvent(started[3]).payload).toMatchObject({
       fallback_from: { provider: 'openai', model: 'gpt-5-mini', reason: 'rate_limited' },
