@@ -167,7 +167,9 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
     // v2: `scopes`, the run's recorded scope set (ADR 0032); required, so no run is queued without one.
     // v3: `queuedBehind`, `multitaskStrategy` (issue 33: a message queued behind a working run), both
     // optional on append, so a v2-shaped payload still validates (read back as null).
-    currentVersion: 3,
+    // v4: `scheduleId` (issue 31: the schedule whose occurrence queued it), optional on append and
+    // written only for a scheduled run; v3 upcasts to null.
+    currentVersion: 4,
     schema: (() => {
       const v2 = obj({
         agentId: str({ minLength: 1 }),
@@ -182,7 +184,7 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
         scopes: arr(str({ minLength: 1, maxLength: 100 }), { maxItems: 200, uniqueItems: true }),
       });
       const v3 = { queuedBehind: nullable(uuid()), multitaskStrategy: nullable(oneOfStr(MULTITASK_STRATEGIES)) };
-      return { ...v2, properties: { ...(v2.properties as object), ...v3 } };
+      return { ...v2, properties: { ...(v2.properties as object), ...v3, scheduleId: nullable(uuid()) } };
     })(),
   },
   'run.claimed': {
@@ -251,10 +253,21 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       ),
     }),
   },
-  'run.completed': { currentVersion: 1, schema: obj({ messageId: nullable(uuid()) }) },
+  // v2 (both): `scheduleId`, a scheduled run's schedule (issue 31: its notification); optional on
+  // append and written only for a scheduled run; v1 upcasts to null.
+  'run.completed': {
+    currentVersion: 2,
+    schema: (() => {
+      const v1 = obj({ messageId: nullable(uuid()) });
+      return { ...v1, properties: { ...(v1.properties as object), scheduleId: nullable(uuid()) } };
+    })(),
+  },
   'run.failed': {
-    currentVersion: 1,
-    schema: obj({ reason: oneOfStr(FAILURE_REASONS), message: str(), errorCode: nullable(str()) }),
+    currentVersion: 2,
+    schema: (() => {
+      const v1 = obj({ reason: oneOfStr(FAILURE_REASONS), message: str(), errorCode: nullable(str()) });
+      return { ...v1, properties: { ...(v1.properties as object), scheduleId: nullable(uuid()) } };
+    })(),
   },
   'run.cancelled': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
   'run.interrupt_requested': {

@@ -79,6 +79,8 @@ export interface EventPayloads extends MemoryEventPayloads {
      * Optional on append (absent reads as null), so a v2-shaped payload still validates.
      */
     queuedBehind?: string | null;
+    /** v4: the schedule whose occurrence queued the run (issue 31); absent or null for every other run. */
+    scheduleId?: string | null;
     /** v3: the strategy that queued it behind another run, or null when nothing was ahead. */
     multitaskStrategy?: MultitaskStrategy | null;
   };
@@ -134,8 +136,9 @@ export interface EventPayloads extends MemoryEventPayloads {
     invocationId: string;
     children: { runId: string; status: 'completed' | 'failed' | 'cancelled' | 'interrupted'; usage: RunUsage }[];
   };
-  'run.completed': { messageId: string | null };
-  'run.failed': { reason: FailureReason; message: string; errorCode: string | null };
+  /** v2: `scheduleId` — the run's schedule (from its `run.queued` v4), written only for a scheduled run (issue 31). */
+  'run.completed': { messageId: string | null; scheduleId?: string | null };
+  'run.failed': { reason: FailureReason; message: string; errorCode: string | null; scheduleId?: string | null };
   'run.cancelled': { reason: string | null };
   'model.request.started': {
     modelCallId: string;
