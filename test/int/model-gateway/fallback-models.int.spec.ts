@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { presentEvent } from '../../../src/api/presenters';
 import { formatEvent } from '../../../src/cli/format-event';
+import { ResolveApprovalCommand } from '../../../src/application/approvals/commands';
+import { LOCAL_PRINCIPAL } from '../../../src/domain/principal';
 import type { Worker } from '../../../src/runtime/worker';
 import { createTestDb, type TestDb } from '../../support/test-db';
 import { createTestPlatform, type TestPlatform } from '../../support/platform';
@@ -215,6 +217,36 @@ describe('a model policy with fallbacks', () => {
       [runId],
     );
     expect(Number((await t.platform.runs.get(runId, null))?.usage.cost)).toBeCloseTo(Number(total), 12);
+  });
+
+  it('stays on the fallback after a suspension: the next lease resumes on it from the log', async () => {
+    openai.always('openai-responses/error-429-short-retry');
+    local.enqueue('chat-completions/external-write-tool-call', 'chat-completions/final-answer');
+    const { runId } = await t.submit('send hello to the newsletter', { modelPolicy: 'resilient' });
+    const deadline = Date.now() + 20_000;
+    let approval = (await t.platform.toolRecords.pendingApprovalsOfRun(runId))[0];
+    while (!approval && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      approval = (await t.platform.toolRecords.pendingApprovalsOfRun(runId))[0];
+    }
+    expect((await t.platform.runs.get(runId, null))?.status).toBe('waiting_for_approval');
+    await t.commands.execute(new ResolveApprovalCommand(LOCAL_PRINCIPAL, approval.id, 'approve_once', null));
+    expect(await t.waitForTerminal(runId)).toBe('completed');
+
+    // The rate-limited model got its three attempts in step 1 and nothing after the resume.
+    expect(openai.requests).toHaveLength(3);
+    expect(local.requests).toHaveLength(2);
+    const events = await t.events(runId);
+    expect(events.filter((e) => e.type === 'run.claimed')).toHaveLength(2);
+    const from = { provider: 'openai', model: 'gpt-5-mini', reason: 'rate_limited' };
+    const started = events.flatMap((e) => (e.type === 'model.request.started' ? [e.data] : []));
+    expect(started.map((d) => [d.step, d.attempt, d.provider, d.fallbackFrom])).toEqual([
+      [1, 1, 'openai', null],
+      [1, 2, 'openai', null],
+      [1, 3, 'openai', null],
+      [1, 4, 'local', from],
+      [2, 1, 'local', from],
+    ]);
   });
 
   it('fails as before when the fallback is rate-limited too (no model left)', async () => {
