@@ -29,6 +29,7 @@ import { ChildRuns1765330000000 } from './migrations/1765330000000-ChildRuns';
 import { SessionRunQueue1765360000000 } from './migrations/1765360000000-SessionRunQueue';
 import { RunInterrupt1765360100000 } from './migrations/1765360100000-RunInterrupt';
 import { SessionForks1765410000000 } from './migrations/1765410000000-SessionForks';
+import { RunSchedule1765420000000 } from './migrations/1765420000000-RunSchedule';
 import { MemoryFormations1765380000000 } from './migrations/1765380000000-MemoryFormations';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
@@ -63,6 +64,7 @@ export const MIGRATIONS = [
   McpGrantArgumentRules1765374340000,
   MemoryFormations1765380000000,
   SessionForks1765410000000,
+  RunSchedule1765420000000,
 ];
 
 /**

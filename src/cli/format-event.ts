@@ -11,7 +11,11 @@ export function formatEvent(e: StoredEvent, child: number | null = null): string
       case 'run.started':
         return `attempt ${e.data.attempt}`;
       case 'model.request.started':
-        return `step ${e.data.step} · ${e.data.provider}:${e.data.model} · attempt ${e.data.attempt}`;
+        return `step ${e.data.step} · ${e.data.provider}:${e.data.model} · attempt ${e.data.attempt}${
+          e.data.fallbackFrom
+            ? ` · fallback from ${e.data.fallbackFrom.provider}:${e.data.fallbackFrom.model} (${e.data.fallbackFrom.reason})`
+            : ''
+        }`;
       case 'model.response.completed': {
         const u = e.data.usage;
         const calls = e.data.toolCalls.length ? ` · ${e.data.toolCalls.map((c) => c.name).join(', ')}` : '';

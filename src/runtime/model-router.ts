@@ -32,6 +32,11 @@ export interface ModelRoute {
   readonly capabilities: ModelCapabilities;
   /** How the call is priced when the provider reports no cost (plan §6.5 precedence). */
   readonly billing: Billing;
+  /**
+   * A named policy's ordered `fallbacks` (`<profile>:<model>` references, ADR 0046), resolved when
+   * the run falls back to one; empty for every other policy and for a fallback's own route.
+   */
+  readonly fallbacks?: readonly string[];
 }
 
 export interface ModelRouterOptions {
@@ -66,7 +71,10 @@ export class ModelRouter {
 
   resolve(policy: string, needs: ModelRequirements = {}): ModelRoute {
     const named = this.registry.policies[policy];
-    if (named) return this.profileRoute(policy, named.profile, named.model, needs);
+    if (named) {
+      const route = this.profileRoute(policy, named.profile, named.model, needs);
+      return named.fallbacks?.length ? { ...route, fallbacks: named.fallbacks } : route;
+    }
     const target = this.aliases[policy] ?? policy;
     const sep = target.indexOf(':');
     if (sep <= 0) {

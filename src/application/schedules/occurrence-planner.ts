@@ -173,6 +173,8 @@ function sessionEvents(
         idempotencyKey: null,
         requestHash: null,
         scopes: facts.scopes,
+        // Issue 31: the run names its schedule, so its completion or failure notifies as scheduled.
+        scheduleId,
         // Issue 25 (per-run scope sets): once the submit path records a run's scopes, pass
         // `def.scopes` here — the schedule's requested scopes, re-checked against the principal above.
       },

@@ -22,12 +22,15 @@ export interface RunState {
   readonly everStarted: boolean;
   /** A newer message asked it to stop (`multitask_strategy: interrupt`); its stop ends it `interrupted`. */
   readonly interrupt?: RunInterrupt | null;
+  /** The schedule whose occurrence queued it (issue 31): named on its `run.completed` / `run.failed`. */
+  readonly scheduleId?: string | null;
 }
 
 /** The run state a read-model row stands for (the run projection folds the same events). */
 export function runStateOf(
   run: Pick<RunRecord, 'id' | 'status' | 'cancelRequestedAt' | 'startedAt'> & {
     readonly interrupt?: RunInterrupt | null;
+    readonly scheduleId?: string | null;
   },
 ): RunState {
   return {
@@ -36,6 +39,7 @@ export function runStateOf(
     cancelRequested: run.cancelRequestedAt !== null,
     everStarted: run.startedAt !== null,
     interrupt: run.interrupt ?? null,
+    scheduleId: run.scheduleId ?? null,
   };
 }
 
@@ -68,6 +72,8 @@ export interface QueueRun extends RunCommandBase {
   readonly queuedBehind?: string | null;
   /** The strategy that queued it behind another run (null/absent: nothing was ahead of it). */
   readonly multitaskStrategy?: MultitaskStrategy | null;
+  /** A scheduled occurrence's run (issue 31): its schedule, recorded on `run.queued` v4. */
+  readonly scheduleId?: string | null;
 }
 
 /**
@@ -265,9 +271,14 @@ function requireRunning(state: RunState, what: string): AgentError | null {
       });
 }
 
+/** A scheduled run's ending names its schedule (issue 31: the notification it triggers); other runs' do not. */
+function scheduleOf(state: RunState): { scheduleId?: string } {
+  return state.scheduleId ? { scheduleId: state.scheduleId } : {};
+}
+
 function fail(cmd: FailRun, state: RunState): Decision {
   const { reason, message, errorCode } = cmd;
-  return guarded(state, 'failed', 'run.failed', { reason, message, errorCode }, cmd);
+  return guarded(state, 'failed', 'run.failed', { reason, message, errorCode, ...scheduleOf(state) }, cmd);
 }
 
 function claim(cmd: ClaimRun, state: RunState): Decision {
@@ -379,6 +390,7 @@ function queue(cmd: QueueRun, state: RunState): Decision {
       scopes: ScopeSet.of(cmd.scopes).toJSON(),
       queuedBehind,
       multitaskStrategy,
+      ...(cmd.scheduleId ? { scheduleId: cmd.scheduleId } : {}),
     },
     header,
   );
@@ -443,7 +455,7 @@ function decide(cmd: RunCommand, state: RunState): Decision {
       const { messageId, text } = cmd;
       return accept<NewEvent>(
         event('assistant.message.completed', { messageId, text }, header),
-        event('run.completed', { messageId }, header),
+        event('run.completed', { messageId, ...scheduleOf(state) }, header),
       );
     }
     case 'FailRun':
@@ -453,7 +465,14 @@ function decide(cmd: RunCommand, state: RunState): Decision {
 
 function evolve(state: RunState, e: DecidedEvent): RunState {
   if (e.type === 'run.queued')
-    return { runId: e.runId ?? null, status: 'queued', cancelRequested: false, everStarted: false, interrupt: null };
+    return {
+      runId: e.runId ?? null,
+      status: 'queued',
+      cancelRequested: false,
+      everStarted: false,
+      interrupt: null,
+      scheduleId: e.data.scheduleId ?? null,
+    };
   if (state.status === 'absent') return state;
   switch (e.type) {
     case 'run.cancel_requested':

@@ -1,4 +1,5 @@
 import { TASK_STATUSES } from '../context/working-state';
+import { FALLBACK_REASONS } from '../model/fallback';
 import { FAILURE_REASONS } from '../run/failure';
 import { INTERRUPT_MODES, MULTITASK_STRATEGIES } from '../run/multitask';
 import { MEMORY_EVENT_CATALOG } from './memory-events';
@@ -166,7 +167,9 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
     // v2: `scopes`, the run's recorded scope set (ADR 0032); required, so no run is queued without one.
     // v3: `queuedBehind`, `multitaskStrategy` (issue 33: a message queued behind a working run), both
     // optional on append, so a v2-shaped payload still validates (read back as null).
-    currentVersion: 3,
+    // v4: `scheduleId` (issue 31: the schedule whose occurrence queued it), optional on append and
+    // written only for a scheduled run; v3 upcasts to null.
+    currentVersion: 4,
     schema: (() => {
       const v2 = obj({
         agentId: str({ minLength: 1 }),
@@ -181,7 +184,7 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
         scopes: arr(str({ minLength: 1, maxLength: 100 }), { maxItems: 200, uniqueItems: true }),
       });
       const v3 = { queuedBehind: nullable(uuid()), multitaskStrategy: nullable(oneOfStr(MULTITASK_STRATEGIES)) };
-      return { ...v2, properties: { ...(v2.properties as object), ...v3 } };
+      return { ...v2, properties: { ...(v2.properties as object), ...v3, scheduleId: nullable(uuid()) } };
     })(),
   },
   'run.claimed': {
@@ -250,10 +253,21 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       ),
     }),
   },
-  'run.completed': { currentVersion: 1, schema: obj({ messageId: nullable(uuid()) }) },
+  // v2 (both): `scheduleId`, a scheduled run's schedule (issue 31: its notification); optional on
+  // append and written only for a scheduled run; v1 upcasts to null.
+  'run.completed': {
+    currentVersion: 2,
+    schema: (() => {
+      const v1 = obj({ messageId: nullable(uuid()) });
+      return { ...v1, properties: { ...(v1.properties as object), scheduleId: nullable(uuid()) } };
+    })(),
+  },
   'run.failed': {
-    currentVersion: 1,
-    schema: obj({ reason: oneOfStr(FAILURE_REASONS), message: str(), errorCode: nullable(str()) }),
+    currentVersion: 2,
+    schema: (() => {
+      const v1 = obj({ reason: oneOfStr(FAILURE_REASONS), message: str(), errorCode: nullable(str()) });
+      return { ...v1, properties: { ...(v1.properties as object), scheduleId: nullable(uuid()) } };
+    })(),
   },
   'run.cancelled': { currentVersion: 1, schema: obj({ reason: nullable(str()) }) },
   'run.interrupt_requested': {
@@ -268,19 +282,27 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
   // from the context of later runs (the log keeps them; the range is the run's own events).
   'run.rolled_back': { currentVersion: 1, schema: obj({ byRunId: uuid(), reason: nullable(str()) }) },
   'model.request.started': {
-    currentVersion: 3,
-    schema: obj({
-      modelCallId: uuid(),
-      step: int({ minimum: 1 }),
-      attempt: int({ minimum: 1 }),
-      provider: str(),
-      model: str(),
-      prefixHash: str(),
-      profileName: nullable(str({ minLength: 1 })),
-      profileVersion: nullable(int({ minimum: 1 })),
-      registryVersion: nullable(str({ minLength: 1 })),
-      context: nullable(contextBuild),
-    }),
+    // v4: `fallbackFrom` (fallback models, issue 33, ADR 0046); optional on append, so a v3-shaped
+    // payload still validates; v3 calls upcast to `fallbackFrom: null`. The run loop always writes it.
+    currentVersion: 4,
+    schema: (() => {
+      const v3 = obj({
+        modelCallId: uuid(),
+        step: int({ minimum: 1 }),
+        attempt: int({ minimum: 1 }),
+        provider: str(),
+        model: str(),
+        prefixHash: str(),
+        profileName: nullable(str({ minLength: 1 })),
+        profileVersion: nullable(int({ minimum: 1 })),
+        registryVersion: nullable(str({ minLength: 1 })),
+        context: nullable(contextBuild),
+      });
+      const fallbackFrom = nullable(
+        obj({ provider: str({ minLength: 1 }), model: str({ minLength: 1 }), reason: oneOfStr(FALLBACK_REASONS) }),
+      );
+      return { ...v3, properties: { ...(v3.properties as object), fallbackFrom } };
+    })(),
   },
   'model.response.completed': {
     currentVersion: 1,

@@ -4,6 +4,7 @@ import type { InterruptMode, MultitaskStrategy } from '../run/multitask';
 import type { RunLimits } from '../run/limits';
 import type { CostSource, RunUsage, TokenUsage } from '../run/usage';
 import type { StopReason } from '../model/model-events';
+import type { ModelFallbackFrom } from '../model/fallback';
 import type { CompactionSummary, CompactorKind, ContextBuildRecord, WorkingState } from '../context/working-state';
 import type { MemoryEventPayloads } from './memory-events';
 import type { OccurrenceFailureReason, ScheduleDefinition } from '../schedules/schedule';
@@ -78,6 +79,8 @@ export interface EventPayloads extends MemoryEventPayloads {
      * Optional on append (absent reads as null), so a v2-shaped payload still validates.
      */
     queuedBehind?: string | null;
+    /** v4: the schedule whose occurrence queued the run (issue 31); absent or null for every other run. */
+    scheduleId?: string | null;
     /** v3: the strategy that queued it behind another run, or null when nothing was ahead. */
     multitaskStrategy?: MultitaskStrategy | null;
   };
@@ -133,8 +136,9 @@ export interface EventPayloads extends MemoryEventPayloads {
     invocationId: string;
     children: { runId: string; status: 'completed' | 'failed' | 'cancelled' | 'interrupted'; usage: RunUsage }[];
   };
-  'run.completed': { messageId: string | null };
-  'run.failed': { reason: FailureReason; message: string; errorCode: string | null };
+  /** v2: `scheduleId` — the run's schedule (from its `run.queued` v4), written only for a scheduled run (issue 31). */
+  'run.completed': { messageId: string | null; scheduleId?: string | null };
+  'run.failed': { reason: FailureReason; message: string; errorCode: string | null; scheduleId?: string | null };
   'run.cancelled': { reason: string | null };
   'model.request.started': {
     modelCallId: string;
@@ -155,6 +159,12 @@ export interface EventPayloads extends MemoryEventPayloads {
      * null for v1/v2 events.
      */
     context: ContextBuildRecord | null;
+    /**
+     * v4: the model this call replaced because it kept answering rate-limit, quota or overloaded
+     * errors (a policy's `fallbacks`, ADR 0046), on every call made on a fallback; null otherwise and
+     * for v1–v3 events. Optional on append: the run loop always writes it.
+     */
+    fallbackFrom?: ModelFallbackFrom | null;
   };
   'model.response.completed': {
     modelCallId: string;

@@ -30,6 +30,10 @@ export type Upcaster = (payload: Record<string, unknown>) => Record<string, unkn
  *   (frozen here as it was, not read from LOCAL_PRINCIPAL, which may change).
  * - approval.resolved v1 → v2 adds `edit` (approve with edits, issue 33); no v1 resolution edited
  *   anything, so it is null.
+ * - run.queued v3 → v4 adds `scheduleId`, and run.completed / run.failed v1 → v2 add `scheduleId`
+ *   (issue 31: a scheduled run's completion notifies); no earlier run recorded its schedule, so null.
+ * - model.request.started v3 → v4 adds `fallbackFrom` (fallback models, issue 33); no v3 call was made
+ *   on a fallback, so it is null.
  * - agent.mcp_grant.replaced v1 → v2 adds `rules` (per-tool argument rules, issue 34) to `grant` and
  *   to a non-null `previous`; no grant had rules before, so they are `{}`.
  */
@@ -59,9 +63,13 @@ export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   // v2 only adds the optional bridge fields; a v1 call was always the model's.
   'tool.call.proposed@1': (p) => p,
   'model.request.started@2': (p) => ({ ...p, context: null }),
+  'model.request.started@3': (p) => ({ ...p, fallbackFrom: null }),
   'artifact.created@1': ({ storageUri: _dropped, ...p }) => ({ ...p, source: 'unknown', expiresAt: null }),
   'run.queued@1': (p) => ({ ...p, scopes: [...RUN_QUEUED_V1_SCOPES] }),
   'run.queued@2': (p) => ({ ...p, queuedBehind: null, multitaskStrategy: null }),
+  'run.queued@3': (p) => ({ ...p, scheduleId: null }),
+  'run.completed@1': (p) => ({ ...p, scheduleId: null }),
+  'run.failed@1': (p) => ({ ...p, scheduleId: null }),
   'agent.mcp_grant.replaced@1': (p) => ({
     ...p,
     grant: withNoRules(p.grant),

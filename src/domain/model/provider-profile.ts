@@ -62,6 +62,11 @@ export interface ProviderProfile {
 export interface ModelPolicyTarget {
   readonly profile: string;
   readonly model: string;
+  /**
+   * Ordered `<profile>:<model or alias>` references the run continues on when this model (then each
+   * fallback in turn) keeps answering rate-limit, quota or overloaded errors (issue 33, ADR 0046).
+   */
+  readonly fallbacks?: readonly string[];
 }
 
 /**

@@ -13,6 +13,8 @@ export const NOTIFICATION_KINDS = [
   'run.failed',
   'tool.uncertain',
   'schedule.occurrence.failed',
+  /** A scheduled occurrence's run completed (issue 31): its result is waiting. */
+  'schedule.occurrence.completed',
   /** Posted by an external producer (`POST /v1/notifications`) about something outside this platform. */
   'external.notice',
 ] as const;
@@ -119,8 +121,32 @@ export function notificationTriggeredBy(e: StoredEvent): NotificationTrigger | n
       );
     case 'run.waiting_for_user':
       return trigger(e, 'run.waiting_for_user', e.data.questionId, null, 'The agent asked you a question');
+    case 'run.completed':
+      // Only a scheduled run's completion notifies (v2 names its schedule; nobody else is away
+      // waiting for an answer they asked for). The answer itself is content: never in the summary.
+      if (!e.data.scheduleId) return null;
+      return trigger(
+        e,
+        'schedule.occurrence.completed',
+        e.runId ?? e.sessionId,
+        null,
+        'A scheduled run completed',
+        {},
+        { schedule: `/v1/schedules/${e.data.scheduleId}` },
+      );
     case 'run.failed':
-      return trigger(e, 'run.failed', e.runId ?? e.sessionId, null, 'A run failed', { reason: e.data.reason });
+      // A scheduled run's failure stays `run.failed` (one kind for every failed run), saying it was scheduled.
+      return e.data.scheduleId
+        ? trigger(
+            e,
+            'run.failed',
+            e.runId ?? e.sessionId,
+            null,
+            'A scheduled run failed',
+            { reason: e.data.reason },
+            { schedule: `/v1/schedules/${e.data.scheduleId}` },
+          )
+        : trigger(e, 'run.failed', e.runId ?? e.sessionId, null, 'A run failed', { reason: e.data.reason });
     case 'notification.posted':
       return posted(e);
     case 'schedule.occurrence.failed':

@@ -13,7 +13,8 @@ import type { Projection, Row } from './projection';
 export const notificationProjection: Projection = {
   name: 'notifications',
   table: 'notifications',
-  version: 3,
+  // v4: a scheduled run's run.completed / run.failed (v2, issue 31).
+  version: 4,
   keyColumn: 'id',
   columns: [
     'id',

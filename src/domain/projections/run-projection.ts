@@ -15,7 +15,8 @@ export const runProjection: Projection = {
   // v4: `scopes`, the run's recorded scope set (run.queued v2, ADR 0032).
   // v5: `parent_run_id` and `delegation` of a child run (run.delegated, ADR 0037), `waiting_for_children`.
   // v6: `queued_behind` and `interrupt` (issue 33, ADR 0038).
-  version: 6,
+  // v7: `schedule_id` (run.queued v4, issue 31).
+  version: 7,
   keyColumn: 'id',
   columns: [
     'id',
@@ -46,6 +47,7 @@ export const runProjection: Projection = {
     'idempotency_key',
     'scopes',
     'queued_behind',
+    'schedule_id',
     'interrupt',
     'created_at',
     'updated_at',
@@ -98,6 +100,7 @@ function queuedRow(e: StoredEvent<'run.queued'>): Row {
     idempotency_key: e.data.idempotencyKey,
     scopes: e.data.scopes,
     queued_behind: e.data.queuedBehind ?? null,
+    schedule_id: e.data.scheduleId ?? null,
     interrupt: null,
     created_at: e.createdAt,
     updated_at: e.createdAt,

@@ -39,6 +39,7 @@ export function toRunRecord(r: Record<string, unknown>): RunRecord {
     scopes: Array.isArray(r.scopes) ? r.scopes.filter((s): s is string => typeof s === 'string') : [],
     queuedBehind: (r.queued_behind as string | null | undefined) ?? null,
     interrupt: (r.interrupt as RunRecord['interrupt'] | undefined) ?? null,
+    scheduleId: (r.schedule_id as string | null | undefined) ?? null,
     queuePosition: r.queue_position === null || r.queue_position === undefined ? null : Number(r.queue_position),
     createdAt: iso(r.created_at)!,
     updatedAt: iso(r.updated_at)!,

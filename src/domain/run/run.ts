@@ -49,6 +49,8 @@ export interface RunRecord {
   readonly queuedBehind: string | null;
   /** Set once a newer message asked the run to stop (`multitask_strategy: interrupt`), with that message's run. */
   readonly interrupt: RunInterrupt | null;
+  /** The schedule whose occurrence queued it (`run.queued` v4, issue 31), or null; absent in records built before it. */
+  readonly scheduleId?: string | null;
   /**
    * For a queued run read through the API: how many of its session's runs are ahead of it (0: it is
    * next to be claimed); null for a run that is not queued, or when the reader did not ask.

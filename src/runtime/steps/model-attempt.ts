@@ -43,7 +43,7 @@ export async function startModelCall(
   a: Attempt,
   built: BuiltContext,
 ): Promise<StepReport | null> {
-  const { route } = prep;
+  const route = prep.models.active;
   const decided = decideModelCall(a.call, ctx.claim.runId, {
     kind: 'StartModelCall',
     call: {
@@ -58,6 +58,8 @@ export async function startModelCall(
       profileVersion: route.model.profileVersion ?? null,
       registryVersion: route.model.registryVersion ?? null,
       context: built.record,
+      // v4: on a fallback (ADR 0046), the model it replaced; null on the policy's own model.
+      fallbackFrom: prep.models.fallbackFrom,
     },
   });
   const refused = await ctx.journal.startModelCall(built.events, decided.events, ctx.signal);
@@ -80,9 +82,13 @@ export async function invokeModel(
   built: BuiltContext,
 ): Promise<ModelTurn> {
   const { deps, claim, signal, journal } = ctx;
-  const { route } = prep;
-  // The active tool loop's provider-opaque continuation rides along only to the provider that made it (plan §10.6).
-  const continuation = journal.scope.checkpoint?.state.providerContinuation ?? null;
+  const route = prep.models.active;
+  // The active tool loop's provider-opaque continuation rides along only to the provider that made it
+  // (plan §10.6), and never to a fallback from a model before it (ADR 0046): that request is rebuilt without it.
+  const checkpoint = journal.scope.checkpoint?.state ?? null;
+  const since = prep.models.sinceStep;
+  const continuation =
+    checkpoint && (since === null || checkpoint.step >= since) ? checkpoint.providerContinuation : null;
   const request = withProviderContinuation(built.request, continuation, route.model.provider);
   if (request.tools.length > 0 && !route.capabilities.toolCalling) {
     throw new ModelPermanentError(

@@ -29,7 +29,7 @@ export async function buildContext(
     tools: prep.tools,
     nowIso: deps.clock.nowIso(),
     attemptId,
-    model: prep.route.model,
+    model: prep.models.active.model,
     newId: () => deps.ids.uuid(),
     skills: prep.skills,
     // The written (or queued) checkpoint's reference: a held step checkpoint gets this build's.

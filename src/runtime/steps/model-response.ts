@@ -45,7 +45,8 @@ export async function recordResponse(
   latencyMs: number,
 ): Promise<StepReport> {
   const { deps, claim, signal } = ctx;
-  const { route } = prep;
+  // The model that answered (a fallback's, ADR 0046) prices the call.
+  const route = prep.models.active;
   // Plan §6.5 precedence: provider-reported cost > provider usage API > catalog price >
   // pricing snapshot > configured override (the last three resolved by the router) > free.
   const usageApiCost = turn.providerCost === undefined ? await usageApiCostOf(ctx, route, turn, a) : null;

@@ -8,6 +8,7 @@ import type { Principal } from '../../domain/principal';
 import type { ToolSpec } from '../../domain/tools/tool-spec';
 import { skillEnabled } from '../../tools/skills/skill-load';
 import { LeaseScope, type KnownCheckpoint } from '../lease-scope';
+import { ModelChain, type StartedCall } from '../model-chain';
 import type { LeaseContext, PreparedRun } from './run-context';
 
 /** A lease ready to step: what it found, the step it resumes at and what the resume point is. */
@@ -44,6 +45,9 @@ export async function prepare(
   } catch (e) {
     return { kind: 'ended', outcome: failedWith('model_permanent_error', (e as Error).message, 'configuration_error') };
   }
+  const models = new ModelChain(route, (ref) => deps.router.resolve(ref));
+  // A run that moved to a fallback in an earlier lease continues on it (read only when there are fallbacks).
+  if (route.fallbacks?.length) models.resume(await startedCalls(ctx, principal));
   const cp = preloaded ? preloaded.checkpoint : await deps.checkpoints.latest(claim.runId);
   const claimedThrough = openLease(ctx, run, principal, cp);
   const { step, pending } = resumePoint(run.stepCount, cp?.state ?? null);
@@ -55,7 +59,7 @@ export async function prepare(
   const skills = deps.skills ? deps.skills.list().filter((sk) => skillEnabled(agent, sk.name)) : undefined;
   const delegates = run.parentRunId === null && delegationOffered(ctx, agent);
   const tools = toolsFor(ctx, agent, principal, run, delegates);
-  const prepared = { run, agent, principal, route, tools, skills, firstSequence, claimedThrough, delegates };
+  const prepared = { run, agent, principal, models, tools, skills, firstSequence, claimedThrough, delegates };
   return { kind: 'ready', prepared, step, first: { kind: 'resumed', pending } };
 }
 
@@ -137,4 +141,10 @@ function toolsFor(
 async function firstSequenceOfRun(ctx: LeaseContext, principal: Principal): Promise<number> {
   const events = await ctx.deps.store.listRunEvents(ctx.claim.runId, principal, 0);
   return events[0]?.sequence ?? 0;
+}
+
+/** The run's model calls so far, in order: where a run that fell back stands (ModelChain.resume). */
+async function startedCalls(ctx: LeaseContext, principal: Principal): Promise<StartedCall[]> {
+  const events = await ctx.deps.store.listRunEvents(ctx.claim.runId, principal, 0);
+  return events.flatMap((e) => (e.type === 'model.request.started' ? [e.data] : []));
 }

@@ -19,7 +19,8 @@ import type { PolicyEngine } from '../../policy/policy-engine';
 import type { ToolRegistry } from '../../tools/registry';
 import type { MemoizedAgentCatalog } from '../agent-memo';
 import type { CommitObserver, LoopJournal } from '../journal';
-import type { ModelRoute, ModelRouter } from '../model-router';
+import type { ModelChain } from '../model-chain';
+import type { ModelRouter } from '../model-router';
 import type { SessionToolCache } from '../session-tool-cache';
 import type { ToolCallOutcome, ToolPipeline } from '../tool-pipeline';
 import type { ToolResultArtifacts } from '../tool-result-artifacts';
@@ -100,7 +101,8 @@ export interface PreparedRun {
   readonly run: RunRecord;
   readonly agent: AgentSpec;
   readonly principal: Principal;
-  readonly route: ModelRoute;
+  /** The model the run calls now: its policy's route, or a fallback it moved to (ADR 0046). */
+  readonly models: ModelChain;
   readonly tools: readonly ToolSpec[];
   /** The skills rendered in the prefix (undefined when the process has no skill source). */
   readonly skills: readonly SkillSummary[] | undefined;

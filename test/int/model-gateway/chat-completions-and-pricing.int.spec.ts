@@ -127,13 +127,13 @@ describe('the calculator scenario through the chat_completions adapter', () => {
     expect(registryVersion).toMatch(/^r3-[0-9a-f]{12}$/);
     const started = (await t.events(runId)).filter((e) => e.type === 'model.request.started');
     expect(started.map((e) => [e.schemaVersion, e.data])).toEqual([
-      [3, expect.objectContaining({ profileName: 'local', profileVersion: 5, registryVersion })],
+      [4, expect.objectContaining({ profileName: 'local', profileVersion: 5, registryVersion, fallbackFrom: null })],
     ]);
     const raw = await sql<{ v: number }>(
       `SELECT payload_schema_version AS v FROM events WHERE run_id = $1 AND event_type = 'model.request.started'`,
       [runId],
     );
-    expect(raw).toEqual([{ v: 3 }]); // v3 (issue #11) adds the context build record
+    expect(raw).toEqual([{ v: 4 }]); // v3 (issue #11) adds the context build record, v4 fallbackFrom (ADR 0046)
     expect(
       await sql(`SELECT profile_name, profile_version, registry_version FROM model_calls WHERE run_id = $1`, [runId]),
     ).toEqual([{ profile_name: 'local', profile_version: 5, registry_version: registryVersion }]);

@@ -49,6 +49,76 @@ describe('run decider (plan §27.2)', () => {
     spec.given(given(history.queued())).when(cmd).thenRefuses('conflict');
   });
 
+  describe('a scheduled run (issue 31)', () => {
+    const SCHEDULE = '55555555-5555-4555-8555-555555555555';
+    const scheduled = () => {
+      const [queued, ...rest] = history.running();
+      return [{ ...queued, data: { ...queued.data, scheduleId: SCHEDULE } }, ...rest] as typeof rest;
+    };
+    it('records its schedule on run.queued v4', () => {
+      const cmd: RunCommand = {
+        kind: 'QueueRun',
+        runId: RUN,
+        actor: USER,
+        agentId: 'demo',
+        agentVersion: 1,
+        principalId: 'alice',
+        modelPolicy: 'default',
+        userMessageId: null,
+        limits: LIMITS,
+        priority: 100,
+        idempotencyKey: null,
+        requestHash: null,
+        scopes: ['tools.use'],
+        scheduleId: SCHEDULE,
+      };
+      spec
+        .given([])
+        .when(cmd)
+        .then([{ ...history.queued()[0], data: { ...history.queued()[0].data, scheduleId: SCHEDULE } }]);
+    });
+    it('names it on run.completed and run.failed, from the folded events or from its row', () => {
+      spec
+        .given(given(scheduled()))
+        .when({ kind: 'CompleteRun', runId: RUN, actor: WORKER, messageId: 'm1', text: 'done' })
+        .then([
+          event('assistant.message.completed', { messageId: 'm1', text: 'done' }, w),
+          event('run.completed', { messageId: 'm1', scheduleId: SCHEDULE }, w),
+        ]);
+      spec
+        .given(given(scheduled()))
+        .when(fail('model_permanent_error'))
+        .then([
+          event(
+            'run.failed',
+            {
+              reason: 'model_permanent_error',
+              message: 'failed: model_permanent_error',
+              errorCode: 'model_permanent_error',
+              scheduleId: SCHEDULE,
+            },
+            w,
+          ),
+        ]);
+      const row = {
+        id: RUN,
+        status: 'running' as const,
+        cancelRequestedAt: null,
+        startedAt: 'x',
+        scheduleId: SCHEDULE,
+      };
+      const decided = runDecider.decide(fail('deadline_exceeded'), runStateOf(row));
+      expect(decided.kind === 'events' && decided.events.map((e) => e.data)).toEqual([
+        {
+          reason: 'deadline_exceeded',
+          message: 'failed: deadline_exceeded',
+          errorCode: 'deadline_exceeded',
+          scheduleId: SCHEDULE,
+        },
+      ]);
+    });
+  });
+
   describe('QUEUED', () => {
     it('-> RUNNING: a claim starts it and stamps consent at the first start only', () => {
       const header = { ...w, actorId: 'w2', traceId: 't1' };

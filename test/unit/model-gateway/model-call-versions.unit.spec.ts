@@ -24,7 +24,7 @@ function started(data: EventPayloads['model.request.started']): StoredEvent<'mod
     runId: 'r',
     sequence: 1,
     type: 'model.request.started',
-    schemaVersion: 3,
+    schemaVersion: 4,
     data,
     actorType: 'worker',
     actorId: null,
@@ -35,8 +35,8 @@ function started(data: EventPayloads['model.request.started']): StoredEvent<'mod
 }
 
 describe('model.request.started v2', () => {
-  it('is superseded by v3 (the context build record, issue #11)', () => {
-    expect(EVENT_CATALOG['model.request.started'].currentVersion).toBe(3);
+  it('is superseded by v3 (the context build record, issue #11), then v4 (fallback models, ADR 0046)', () => {
+    expect(EVENT_CATALOG['model.request.started'].currentVersion).toBe(4);
   });
 
   it('upcasts the frozen v2 fixture with a null context record', () => {
@@ -44,13 +44,13 @@ describe('model.request.started v2', () => {
       fs.readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'events', 'model.request.started.v2.json'), 'utf8'),
     ) as typeof fixture;
     const r = upcast(1, v2.event_type, v2.payload_schema_version, v2.payload);
-    expect(r).toEqual({ version: 3, payload: v2.expected_current });
+    expect(r).toEqual({ version: 4, payload: v2.expected_current });
     expect(validatePayload('model.request.started', r.payload)).toBeNull();
   });
 
   it('upcasts the frozen v1 fixture with null profile and registry versions', () => {
     const r = upcast(1, fixture.event_type, fixture.payload_schema_version, fixture.payload);
-    expect(r.version).toBe(3);
+    expect(r.version).toBe(4);
     expect(r.payload).toEqual(fixture.expected_current);
     expect(validatePayload('model.request.started', r.payload)).toBeNull();
   });
@@ -78,10 +78,31 @@ describe('model.request.started v2', () => {
   });
 });
 
+describe('model.request.started v4 (fallback models, ADR 0046)', () => {
+  const v3 = JSON.parse(
+    fs.readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'events', 'model.request.started.v3.json'), 'utf8'),
+  ) as typeof fixture;
+
+  it('upcasts the frozen v3 fixture with fallbackFrom null', () => {
+    const r = upcast(1, v3.event_type, v3.payload_schema_version, v3.payload);
+    expect(r).toEqual({ version: 4, payload: v3.expected_current });
+    expect(validatePayload('model.request.started', r.payload)).toBeNull();
+  });
+
+  it('accepts a v3-shaped payload on append (fallbackFrom is optional) and a fallback with its reason', () => {
+    expect(validatePayload('model.request.started', v3.payload)).toBeNull();
+    const from = { provider: 'openai', model: 'gpt-5-mini', reason: 'rate_limited' };
+    expect(validatePayload('model.request.started', { ...v3.payload, fallbackFrom: from })).toBeNull();
+    expect(
+      validatePayload('model.request.started', { ...v3.payload, fallbackFrom: { ...from, reason: 'bored' } }),
+    ).not.toBeNull();
+  });
+});
+
 describe('the bench run lifecycle', () => {
-  it('still produces events the catalog accepts, model.request.started at v3', () => {
+  it('still produces events the catalog accepts, model.request.started at v4', () => {
     const events = [sessionCreated(1), ...runLifecycle(1)];
     const encoded = events.map((e, i) => encodeEvent(e, i));
-    expect(encoded.filter((x) => x.type === 'model.request.started').map((x) => x.version)).toEqual([3, 3]);
+    expect(encoded.filter((x) => x.type === 'model.request.started').map((x) => x.version)).toEqual([4, 4]);
   });
 });

@@ -102,6 +102,42 @@ describe('the notification projection (the outbox fold)', () => {
     expect(JSON.stringify(failed)).not.toContain(SECRET_TEXT);
   });
 
+  it("notifies a scheduled run's completion and failure to the session's owner (issue 31), content-free", () => {
+    const scheduleId = '55555555-5555-4555-8555-555555555555';
+    const messageId = '66666666-6666-4666-8666-666666666666';
+    const done = rowFor(ev(7, 'run.completed', { messageId, scheduleId }))!;
+    expect(done).toEqual({
+      id: notificationIdOf(`schedule.occurrence.completed:${base.runId}`),
+      dedupe_key: `schedule.occurrence.completed:${base.runId}`,
+      tenant_id: 'acme',
+      session_id: base.sessionId,
+      run_id: base.runId,
+      principal_id: null,
+      kind: 'schedule.occurrence.completed',
+      subject_id: base.runId,
+      summary: { title: 'A scheduled run completed' },
+      links: {
+        session: `/v1/sessions/${base.sessionId}`,
+        run: `/v1/runs/${base.runId}`,
+        schedule: `/v1/schedules/${scheduleId}`,
+      },
+      created_at: '2026-12-03T10:00:07.000Z',
+    });
+    const failed = rowFor(
+      ev(8, 'run.failed', { reason: 'model_permanent_error', message: SECRET_TEXT, errorCode: null, scheduleId }),
+    )!;
+    expect(failed).toMatchObject({
+      kind: 'run.failed',
+      dedupe_key: `run.failed:${base.runId}`,
+      summary: { title: 'A scheduled run failed', reason: 'model_permanent_error' },
+      links: { schedule: `/v1/schedules/${scheduleId}` },
+    });
+    expect(JSON.stringify(failed)).not.toContain(SECRET_TEXT);
+    // Any other run's completion notifies nobody (v1 events upcast to scheduleId null; v2 omits it).
+    expect(rowFor(ev(9, 'run.completed', { messageId, scheduleId: null }))).toBeUndefined();
+    expect(rowFor(ev(9, 'run.completed', { messageId }))).toBeUndefined();
+  });
+
   it('warns that an approval expires in N minutes, rounded up, for its principal, naming only the tool', () => {
     const expiring = (createdAt: string) =>
       ({

@@ -58,7 +58,7 @@ describe('run.queued v2 records the run’s scope set', () => {
   });
 
   it('is required by the catalogue from version 2 on (v3 adds the session queue, ADR 0038)', () => {
-    expect(EVENT_CATALOG['run.queued'].currentVersion).toBe(3);
+    expect(EVENT_CATALOG['run.queued'].currentVersion).toBe(4);
     expect((EVENT_CATALOG['run.queued'].schema as { required: string[] }).required).toContain('scopes');
   });
 
@@ -66,7 +66,7 @@ describe('run.queued v2 records the run’s scope set', () => {
     const file = path.join(__dirname, '..', '..', 'fixtures', 'events', 'run.queued.v1.json');
     const fixture = JSON.parse(fs.readFileSync(file, 'utf8'));
     const r = upcast(1, fixture.event_type, fixture.payload_schema_version, fixture.payload);
-    expect(r).toEqual({ version: 3, payload: fixture.expected_current });
+    expect(r).toEqual({ version: 4, payload: fixture.expected_current });
   });
 
   it('projects the set into runs.scopes, and a row without one grants nothing', () => {

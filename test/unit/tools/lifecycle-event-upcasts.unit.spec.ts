@@ -9,6 +9,9 @@ describe.each([
   'approval.requested.v1.json',
   'artifact.created.v1.json',
   'approval.resolved.v1.json',
+  'run.queued.v3.json',
+  'run.completed.v1.json',
+  'run.failed.v1.json',
 ])('frozen fixture %s', (file) => {
   const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'events', file), 'utf8'));
   it('upcasts to the current shape', () => {

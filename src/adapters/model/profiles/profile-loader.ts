@@ -7,6 +7,7 @@ import {
   EMPTY_PRICING_SNAPSHOT,
   findProfileModel,
   modelBilling,
+  type ModelPolicyTarget,
   type PricingSnapshot,
   type ProviderProfile,
   type ProviderRegistry,
@@ -85,6 +86,7 @@ export function loadProviderRegistry(dir: string, env: Env = process.env): Provi
         { policy: name },
       );
     }
+    checkFallbacks(name, target, byName, join(dir, REGISTRY_FILE));
   }
   return {
     version: `r${policies.version}-${hash.digest('hex').slice(0, 12)}`,
@@ -92,6 +94,41 @@ export function loadProviderRegistry(dir: string, env: Env = process.env): Provi
     policies: policies.policies,
     pricingSnapshot,
   };
+}
+
+/**
+ * Every fallback of a policy names a loaded profile and one of its models or aliases, and not the
+ * policy's own model (ADR 0046); a bad one is refused naming the file and the field.
+ */
+function checkFallbacks(
+  name: string,
+  target: ModelPolicyTarget,
+  byName: ReadonlyMap<string, ProviderProfile>,
+  file: string,
+): void {
+  const own = byName.get(target.profile);
+  const seen = new Set([`${target.profile}:${(own && findProfileModel(own, target.model)?.id) ?? target.model}`]);
+  (target.fallbacks ?? []).forEach((ref, i) => {
+    const field = `model_policies.${name}.fallbacks[${i}]`;
+    const refuse = (problem: string) =>
+      new ConfigurationError(`model policy "${name}" in ${file}: ${field} ${problem}`, { file, field, policy: name });
+    const sep = ref.indexOf(':');
+    const [profileName, modelName] = [ref.slice(0, sep), ref.slice(sep + 1)];
+    const profile = byName.get(profileName);
+    if (!profile) {
+      const known = [...byName.keys()].join(', ') || 'none';
+      throw refuse(`"${ref}" names profile "${profileName}", which does not exist (profiles: ${known})`);
+    }
+    const model = findProfileModel(profile, modelName);
+    if (!model) {
+      throw refuse(
+        `"${ref}" names model "${modelName}", which profile "${profile.name}" (${profile.source}) does not list (models and aliases: ${modelNames(profile)})`,
+      );
+    }
+    const key = `${profile.name}:${model.id}`;
+    if (seen.has(key)) throw refuse(`"${ref}" is the policy's own model or an earlier fallback (${key})`);
+    seen.add(key);
+  });
 }
 
 export function modelNames(profile: ProviderProfile): string {

@@ -237,7 +237,7 @@ function parsePrices(c: Ctx, value: unknown, path: string): PriceTable {
   return prices as unknown as PriceTable;
 }
 
-/** Parses `model_policies` of the registry file: `name: { profile, model }`. */
+/** Parses `model_policies` of the registry file: `name: { profile, model, fallbacks? }`. */
 export function parsePolicies(
   document: unknown,
   file: string,
@@ -252,13 +252,31 @@ export function parsePolicies(
   const raw = given as Doc;
   for (const [name, target] of Object.entries(raw)) {
     if (name.includes(':')) c.fail(`model_policies.${name}`, 'must not contain ":" (that form is <profile>:<model>)');
-    const t = c.object(target, `model_policies.${name}`, ['profile', 'model']);
+    const t = c.object(target, `model_policies.${name}`, ['profile', 'model', 'fallbacks']);
     policies[name] = {
       profile: c.string(t.profile, `model_policies.${name}.profile`),
       model: c.string(t.model, `model_policies.${name}.model`),
+      ...(t.fallbacks === undefined
+        ? {}
+        : { fallbacks: parseFallbacks(c, t.fallbacks, `model_policies.${name}.fallbacks`) }),
     };
   }
   return { version: doc.version === undefined ? 1 : c.int(doc.version, 'version', 1), policies };
+}
+
+/**
+ * A policy's `fallbacks`: an ordered list of `<profile>:<model or alias>` references (ADR 0046).
+ * That each names a loaded profile and one of its models is checked by the loader, which knows them.
+ */
+function parseFallbacks(c: Ctx, value: unknown, path: string): string[] {
+  if (!Array.isArray(value)) c.fail(path, 'must be a list of "<profile>:<model or alias>" references');
+  const refs = value.map((v, i) => c.string(v, `${path}[${i}]`));
+  refs.forEach((ref, i) => {
+    if (ref.indexOf(':') <= 0 || ref.endsWith(':'))
+      c.fail(`${path}[${i}]`, `"${ref}" must be "<profile>:<model or alias>", e.g. anthropic:haiku`);
+    if (refs.indexOf(ref) !== i) c.fail(`${path}[${i}]`, `"${ref}" is listed twice`);
+  });
+  return refs;
 }
 
 const SNAPSHOT_KEYS = ['version', 'as_of', 'reference', 'prices'];

@@ -19,6 +19,8 @@ export const contentSql = (n: string): string => `CASE
     (SELECT jsonb_build_object('message', e.payload->'message') FROM events e
       WHERE e.session_id = ${n}.session_id AND e.event_type = 'schedule.occurrence.failed'
         AND e.payload->>'occurrenceId' = ${n}.subject_id LIMIT 1)
+  WHEN ${n}.kind = 'schedule.occurrence.completed' THEN
+    (SELECT jsonb_build_object('final_text', r.final_text) FROM runs r WHERE r.id = ${n}.run_id)
 END`;
 
 /** SQL: the channel a principal's preferences give a kind (`p` a `notification_preferences` row, possibly absent). */

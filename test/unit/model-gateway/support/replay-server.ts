@@ -53,6 +53,8 @@ export function loadRecording(name: string): Recording {
 export class ReplayServer {
   readonly requests: RecordedRequest[] = [];
   private readonly queue: { name: string; recording: Recording }[] = [];
+  /** Answers every request the queue has nothing for (a provider that rate-limits for good). */
+  private fallback: { name: string; recording: Recording } | null = null;
   private readonly sockets = new Set<Socket>();
   private server!: Server;
   private port = 0;
@@ -71,7 +73,7 @@ export class ReplayServer {
           /* recorded as raw only */
         }
         s.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw, json });
-        const next = s.queue.shift();
+        const next = s.queue.shift() ?? s.fallback;
         if (!next) {
           res.writeHead(599, { 'content-type': 'application/json' });
           res.end(
@@ -102,12 +104,19 @@ export class ReplayServer {
     return this;
   }
 
+  /** Answers with `name` whenever nothing is queued, until `reset()`. */
+  always(name: string): this {
+    this.fallback = { name, recording: loadRecording(name) };
+    return this;
+  }
+
   get pending(): number {
     return this.queue.length;
   }
 
   reset(): void {
     this.queue.length = 0;
+    this.fallback = null;
     this.requests.length = 0;
   }
 
