@@ -16,6 +16,9 @@ export interface ChildStdioOptions {
   readonly cwd?: string;
   /** The child's whole environment (nothing of this process's is added). */
   readonly env: Readonly<Record<string, string>>;
+  /** The host identity to run as (an isolated server's launcher, when the platform runs as root). */
+  readonly uid?: number | null;
+  readonly gid?: number | null;
 }
 
 const GRACE_MS = 2000;
@@ -52,6 +55,8 @@ export class ChildStdioTransport implements Transport {
         cwd: this.options.cwd,
         stdio: ['pipe', 'pipe', 'pipe'],
         shell: false,
+        ...(this.options.uid != null ? { uid: this.options.uid } : {}),
+        ...(this.options.gid != null ? { gid: this.options.gid } : {}),
       });
       this.child = child;
       child.on('error', (error) => {
