@@ -150,6 +150,8 @@ export class McpServerSupervisor {
     args: Record<string, unknown>,
     signal: AbortSignal,
     timeoutMs: number,
+    /** The server's `notifications/progress` for this call (the SDK sends a progress token when set). */
+    onProgress?: (p: { progress: number; total: number | null; message: string | null }) => void,
   ): Promise<CallOutcome> {
     const generation = this.generation;
     this.counters.calls++;
@@ -161,6 +163,16 @@ export class McpServerSupervisor {
       result = await client.callTool({ name, arguments: args }, undefined, {
         signal: AbortSignal.any([signal, fault.signal]),
         timeout: timeoutMs,
+        ...(onProgress
+          ? {
+              onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                onProgress({
+                  progress: p.progress,
+                  total: typeof p.total === 'number' ? p.total : null,
+                  message: typeof p.message === 'string' ? redactCredentials(p.message, this.config) : null,
+                }),
+            }
+          : {}),
       });
     } catch (e) {
       this.counters.failedCalls++;
