@@ -570,6 +570,8 @@ async function wireTools(d: ToolWiringDeps) {
       path.resolve('.env'),
       ...(settings.authTokensFile ? [settings.authTokensFile] : []),
     ],
+    // isolation: gvisor — runsc's state and each server's OCI bundle (a root of empty mountpoints).
+    gvisorStateDir: path.join(settings.dataDir, 'mcp-gvisor'),
   });
   undo.push(() => mcp.close());
   await registerMcpTools(mcp, d.agentFiles, registry, log);

@@ -19,6 +19,8 @@ export interface ChildStdioOptions {
   /** The host identity to run as (an isolated server's launcher, when the platform runs as root). */
   readonly uid?: number | null;
   readonly gid?: number | null;
+  /** Runs once the process has ended (an isolated launcher's leftovers: a gVisor bundle and record). */
+  readonly cleanup?: () => void;
 }
 
 const GRACE_MS = 2000;
@@ -67,6 +69,7 @@ export class ChildStdioTransport implements Transport {
       child.on('exit', (code, signal) => (this.exit = { code, signal }));
       child.on('close', () => {
         this.child = null;
+        this.options.cleanup?.();
         this.onclose?.();
       });
       child.stdin?.on('error', (error) => this.onerror?.(error));

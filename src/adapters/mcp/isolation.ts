@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
-import { namespaceLaunch, refusedIsolatedPath } from '../sandbox';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { gvisorLaunch, namespaceLaunch, refusedIsolatedPath, type IsolatedProcessSpec } from '../sandbox';
 import { ConfigurationError } from '../../domain/errors';
 import type { ChildStdioOptions } from './child-stdio-transport';
 import type { McpConfig, McpServerConfig } from './mcp-config';
@@ -11,9 +13,15 @@ import type { McpConfig, McpServerConfig } from './mcp-config';
 export interface McpIsolationHost {
   readonly hidden: readonly string[];
   readonly bwrapPath?: string;
+  readonly runscPath?: string;
+  /** runsc's state and the servers' OCI bundles (default: a directory of this process under the system temp dir). */
+  readonly gvisorStateDir?: string;
 }
 
 export const NO_HIDDEN: McpIsolationHost = { hidden: [] };
+
+/** Where gVisor-isolated servers' bundles go unless the host says otherwise: one directory per process. */
+const DEFAULT_GVISOR_STATE = path.join(os.tmpdir(), `agent-mcp-gvisor-${process.pid}`);
 
 /**
  * Refuses, when the servers are loaded, an isolated entry whose paths would show a hidden path (its
@@ -46,8 +54,12 @@ export function isolationUnavailable(s: McpServerConfig, host: McpIsolationHost)
       ? null
       : `namespace needs bubblewrap at ${bwrap} (apt-get install -y bubblewrap); the server is not started`;
   }
-  if (s.isolation.profile === 'gvisor')
-    return 'gvisor is not available for MCP servers yet (use namespace); the server is not started';
+  if (s.isolation.profile === 'gvisor') {
+    const runsc = host.runscPath ?? '/usr/bin/runsc';
+    return executable(runsc)
+      ? null
+      : `gvisor needs runsc at ${runsc} (apt-get install -y runsc; or use namespace); the server is not started`;
+  }
   return null;
 }
 
@@ -73,19 +85,24 @@ export function stdioLaunch(
   if (iso.profile === 'none') return { command: s.command, args: s.args, cwd: s.cwd ?? undefined, env };
   const unavailable = isolationUnavailable(s, host);
   if (unavailable) throw new Error(`isolation ${unavailable}`);
-  const launch = namespaceLaunch(
-    {
-      command: s.command,
-      args: s.args,
-      cwd: s.cwd,
-      env,
-      paths: iso.paths,
-      writablePaths: iso.writablePaths,
-      network: iso.network,
-      hidden: host.hidden,
-      hostname: `mcp-${s.id.replace(/_/g, '-')}`,
-    },
-    host.bwrapPath,
-  );
+  const spec: IsolatedProcessSpec = {
+    command: s.command,
+    args: s.args,
+    cwd: s.cwd,
+    env,
+    paths: iso.paths,
+    writablePaths: iso.writablePaths,
+    network: iso.network,
+    hidden: host.hidden,
+    hostname: `mcp-${s.id.replace(/_/g, '-')}`,
+  };
+  if (iso.profile === 'gvisor') {
+    const launch = gvisorLaunch(spec, {
+      runscPath: host.runscPath ?? '/usr/bin/runsc',
+      stateDir: host.gvisorStateDir ?? DEFAULT_GVISOR_STATE,
+    });
+    return { command: launch.file, args: launch.args, env: {}, cleanup: launch.cleanup };
+  }
+  const launch = namespaceLaunch(spec, host.bwrapPath);
   return { command: launch.file, args: launch.args, env: {}, uid: launch.uid, gid: launch.gid };
 }

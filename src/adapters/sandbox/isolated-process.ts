@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BASE_PATH, ETC_FILES, TOP_LEVEL } from './sandbox-base';
@@ -142,5 +144,128 @@ export function namespaceLaunch(spec: IsolatedProcessSpec, bwrapPath = '/usr/bin
     args,
     uid: asRoot ? ISOLATED_UID : null,
     gid: asRoot ? ISOLATED_GID : null,
+  };
+}
+
+/** What a gVisor launch needs beside the spec: runsc, and where its state and bundles live. */
+export interface GvisorLaunchOptions {
+  readonly runscPath: string;
+  /** runsc's `--root` and the bundles' parent; made 0700 on first use. */
+  readonly stateDir: string;
+}
+
+/** A launcher that leaves state behind: `cleanup` runs once its process has ended. */
+export interface IsolatedGvisorLaunch extends IsolatedLaunch {
+  readonly cleanup: () => void;
+}
+
+const ociBind = (source: string, destination: string, mode: 'ro' | 'rw') => ({
+  destination,
+  type: 'bind',
+  source,
+  options: ['rbind', mode, 'nosuid', 'nodev'],
+});
+
+/** The OCI mounts of the base view and the declared paths, hidden paths masked (as namespaceLaunch). */
+function ociMounts(
+  spec: IsolatedProcessSpec,
+): { destination: string; type: string; source: string; options?: string[] }[] {
+  const mounts = [
+    { destination: '/proc', type: 'proc', source: 'proc' },
+    { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'mode=755', 'size=65536'] },
+    { destination: '/tmp', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=1777'] },
+    ociBind('/usr', '/usr', 'ro'),
+  ];
+  for (const top of TOP_LEVEL) {
+    const st = fs.lstatSync(`/${top}`, { throwIfNoEntry: false });
+    if (st?.isDirectory()) mounts.push(ociBind(`/${top}`, `/${top}`, 'ro'));
+  }
+  for (const f of [...ETC_FILES, ...(spec.network ? ['resolv.conf', 'hosts', 'gai.conf'] : [])])
+    if (fs.existsSync(`/etc/${f}`)) mounts.push(ociBind(`/etc/${f}`, `/etc/${f}`, 'ro'));
+  for (const p of spec.paths) mounts.push(ociBind(p, p, 'ro'));
+  for (const p of spec.writablePaths) mounts.push(ociBind(p, p, 'rw'));
+  const shown = ['/usr', ...TOP_LEVEL.map((t) => `/${t}`), ...spec.paths, ...spec.writablePaths];
+  const command = forms(spec.command).at(-1)!;
+  if (path.isAbsolute(spec.command) && !shown.some((d) => forms(d).some((f) => inside(command, f))))
+    mounts.push(ociBind(command, command, 'ro'));
+  for (const h of spec.hidden) {
+    const st = fs.statSync(h, { throwIfNoEntry: false });
+    if (!st || !shown.some((d) => forms(d).some((f) => forms(h).some((hf) => inside(hf, f))))) continue;
+    mounts.push(
+      st.isDirectory()
+        ? { destination: h, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=755', 'size=4096'] }
+        : ociBind('/dev/null', h, 'ro'),
+    );
+  }
+  return mounts;
+}
+
+/** The read-only root: the top-level links, and an empty mountpoint (directory or file) for every mount. */
+function makeRootfs(rootfs: string, mounts: readonly { destination: string; type: string; source: string }[]): void {
+  fs.mkdirSync(rootfs, { recursive: true, mode: 0o755 });
+  for (const top of TOP_LEVEL) {
+    const st = fs.lstatSync(`/${top}`, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(`/${top}`), path.join(rootfs, top));
+  }
+  for (const m of mounts) {
+    const at = path.join(rootfs, m.destination);
+    const file = m.type === 'bind' && !fs.statSync(m.source, { throwIfNoEntry: false })?.isDirectory();
+    fs.mkdirSync(file ? path.dirname(at) : at, { recursive: true, mode: 0o755 });
+    if (file && !fs.existsSync(at)) fs.writeFileSync(at, '', { mode: 0o644 });
+  }
+}
+
+/**
+ * The launcher of one process in its own gVisor sandbox (`runsc run`, attached: it dies with the
+ * launcher) from an OCI bundle like the sandbox's gvisor adapter's: the same view as `namespaceLaunch`
+ * (read-only root of empty mountpoints, `/usr`, the loader's `/etc` files, the declared paths, the
+ * hidden paths masked), uid `nobody`, no capability, no new privileges, and `--network=none` unless
+ * `network`. The bundle and runsc's record of the sandbox are removed by `cleanup`.
+ */
+export function gvisorLaunch(spec: IsolatedProcessSpec, opts: GvisorLaunchOptions): IsolatedGvisorLaunch {
+  fs.mkdirSync(opts.stateDir, { recursive: true, mode: 0o700 });
+  const cid = `${spec.hostname}-${randomUUID().slice(0, 8)}`;
+  const bundle = path.join(opts.stateDir, cid);
+  const mounts = ociMounts(spec);
+  makeRootfs(path.join(bundle, 'rootfs'), mounts);
+  const config = {
+    ociVersion: '1.0.2',
+    process: {
+      terminal: false,
+      user: { uid: ISOLATED_UID, gid: ISOLATED_GID, additionalGids: [] },
+      args: [spec.command, ...spec.args],
+      env: Object.entries({ PATH: BASE_PATH, TMPDIR: '/tmp', HOME: '/tmp', ...spec.env }).map(([k, v]) => `${k}=${v}`),
+      cwd: spec.cwd ?? '/',
+      capabilities: { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] },
+      noNewPrivileges: true,
+    },
+    root: { path: 'rootfs', readonly: true },
+    hostname: spec.hostname,
+    mounts,
+    linux: {
+      namespaces: ['pid', 'ipc', 'uts', 'mount', ...(spec.network ? [] : ['network'])].map((type) => ({ type })),
+      maskedPaths: ['/proc/kcore', '/proc/keys', '/proc/timer_list', '/sys/firmware'],
+      readonlyPaths: ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus'],
+    },
+  };
+  fs.writeFileSync(path.join(bundle, 'config.json'), JSON.stringify(config));
+  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const global = [
+    '--root',
+    path.join(opts.stateDir, '.runsc'),
+    `--network=${spec.network ? 'host' : 'none'}`,
+    '--ignore-cgroups',
+    ...(asRoot ? [] : ['--rootless']),
+  ];
+  return {
+    file: opts.runscPath,
+    args: [...global, 'run', '--bundle', bundle, cid],
+    uid: null,
+    gid: null,
+    cleanup: () => {
+      execFile(opts.runscPath, [...global, 'delete', '--force', cid], { env: {} }, () =>
+        fs.rm(bundle, { recursive: true, force: true }, () => undefined),
+      );
+    },
   };
 }

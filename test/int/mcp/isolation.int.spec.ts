@@ -16,7 +16,13 @@ const ROOT = path.resolve(__dirname, '../../..');
 const PROBE = path.join(ROOT, 'test/fixtures/mcp/probe-server.mjs');
 const PATHS = [path.dirname(PROBE), path.join(ROOT, 'node_modules')];
 const BWRAP = '/usr/bin/bwrap';
+const RUNSC = '/usr/bin/runsc';
 const haveBwrap = fs.existsSync(BWRAP);
+/** The isolating profiles this host can run, each with the launcher its server's pid belongs to. */
+const PROFILES = [
+  ...(haveBwrap ? [['namespace', BWRAP]] : []),
+  ...(fs.existsSync(RUNSC) ? [['gvisor', RUNSC]] : []),
+] as [string, string][];
 
 /** A world-readable work directory holding the data directory with a "key" in it. */
 function makeHostDirs(): { work: string; data: string; secret: string; remove(): void } {
@@ -54,7 +60,7 @@ limits: { max_steps: 10, max_model_calls: 20, max_tool_calls: 20, deadline_secon
 
 const textOf = (r: ToolResult) => (r.ok ? JSON.stringify(r.output) : r.message);
 
-(haveBwrap ? describe : describe.skip)('MCP server isolation: namespace', () => {
+(haveBwrap ? describe : describe.skip)('MCP server isolation', () => {
   let tdb: TestDb;
   let host: ReturnType<typeof makeHostDirs>;
   beforeAll(async () => {
@@ -108,40 +114,44 @@ const textOf = (r: ToolResult) => (r.ok ? JSON.stringify(r.output) : r.message);
     }
   });
 
-  it('an isolated server cannot read $AGENT_DATA_DIR (masked inside a declared path), yet its tools work end to end', async () => {
-    const { t, removeConfig } = await platformWith('namespace');
-    const worker = t.platform.createWorker({ concurrency: 1, pollIntervalMs: 100, drainMs: 5000 });
-    await worker.start();
-    try {
-      const secret = await call(t, 'read_path', { path: host.secret });
-      expect(secret.ok).toBe(false);
-      expect(textOf(secret)).toMatch(/cannot read .*provider\.key: ENOENT/);
-      const listing = await call(t, 'read_path', { path: host.data });
-      expect(textOf(listing)).toContain('[]'); // an empty tmpfs over the data directory
-      // What it was given it sees; the host's root, /etc and /root it does not.
-      expect(textOf(await call(t, 'read_path', { path: path.join(host.work, 'notes.txt') }))).toContain(
-        'a file the server may read',
-      );
-      expect(textOf(await call(t, 'read_path', { path: '/etc/passwd' }))).toMatch(/ENOENT/);
-      expect(textOf(await call(t, 'read_path', { path: '/root' }))).toMatch(/ENOENT/);
-      // network: false — the host's loopback listener is out of reach.
-      expect(textOf(await call(t, 'connect', { port }))).toMatch(/cannot connect to \d+: ECONNREFUSED/);
-      const root = textOf(await call(t, 'read_path', { path: '/' }));
-      expect(root).not.toMatch(/"home"|"root"|"var"|"srv"/);
-      // The server runs under bubblewrap: its pid is the launcher's.
-      const pid = t.platform.mcp.pidOf('probe')!;
-      expect(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]).toBe(BWRAP);
-      // And a run calls it through the pipeline as ever.
-      const { runId } = await t.submit('call mcp.probe.echo with {"message":"from a namespace"}');
-      expect(await t.waitForTerminal(runId, 30_000)).toBe('completed');
-      const completed = (await t.events(runId)).filter((e) => e.type === 'tool.call.completed');
-      expect(JSON.stringify(completed)).toContain('Echo: from a namespace');
-    } finally {
-      await worker.stop();
-      await t.close();
-      removeConfig();
-    }
-  });
+  it.each(PROFILES)(
+    '%s: the server cannot read $AGENT_DATA_DIR (masked inside a declared path), yet its tools work end to end',
+    async (profile, launcher) => {
+      const { t, removeConfig } = await platformWith(profile);
+      const worker = t.platform.createWorker({ concurrency: 1, pollIntervalMs: 100, drainMs: 5000 });
+      await worker.start();
+      try {
+        const secret = await call(t, 'read_path', { path: host.secret });
+        expect(secret.ok).toBe(false);
+        expect(textOf(secret)).toMatch(/cannot read .*provider\.key: ENOENT/);
+        const listing = await call(t, 'read_path', { path: host.data });
+        expect(textOf(listing)).toContain('[]'); // an empty tmpfs over the data directory
+        // What it was given it sees; the host's root, /etc and /root it does not.
+        expect(textOf(await call(t, 'read_path', { path: path.join(host.work, 'notes.txt') }))).toContain(
+          'a file the server may read',
+        );
+        expect(textOf(await call(t, 'read_path', { path: '/etc/passwd' }))).toMatch(/ENOENT/);
+        expect(textOf(await call(t, 'read_path', { path: '/root' }))).toMatch(/ENOENT/);
+        // network: false — the host's loopback listener is out of reach.
+        expect(textOf(await call(t, 'connect', { port }))).toMatch(/cannot connect to \d+: ECONNREFUSED/);
+        const root = textOf(await call(t, 'read_path', { path: '/' }));
+        expect(root).not.toMatch(/"home"|"root"|"var"|"srv"/);
+        // The server runs under its launcher (bubblewrap, runsc): the pid is the launcher's.
+        const pid = t.platform.mcp.pidOf('probe')!;
+        expect(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]).toBe(launcher);
+        // And a run calls it through the pipeline as ever.
+        const { runId } = await t.submit('call mcp.probe.echo with {"message":"isolated"}');
+        expect(await t.waitForTerminal(runId, 30_000)).toBe('completed');
+        const completed = (await t.events(runId)).filter((e) => e.type === 'tool.call.completed');
+        expect(JSON.stringify(completed)).toContain('Echo: isolated');
+      } finally {
+        await worker.stop();
+        await t.close();
+        removeConfig();
+      }
+    },
+    60_000,
+  );
 
   it('a declared path inside the data directory is refused when the servers are loaded', () => {
     const config = parseMcpConfig(
