@@ -10,6 +10,7 @@ export { loadMcpConfig, parseMcpConfig, RESERVED_DOMAINS, UNCLASSIFIED } from '.
 export type { McpConfig, McpServerConfig, McpHttpAuth, RestartStrategy, McpIsolation } from './mcp-config';
 export { MCP_ISOLATION_PROFILES } from './mcp-config';
 export type { McpIsolationHost } from './isolation';
+export { isolationUnavailable } from './isolation';
 export { MCP_PROTOCOL_VERSIONS } from './mcp-config';
 export { mcpToolName, classify, limitOutput } from './mcp-tools';
 export { DEFAULT_RESTART_POLICY } from './supervisor';

@@ -218,6 +218,20 @@ describe('MCP isolation config', () => {
     expect(() => parse(over, transport)).toThrow(message);
   });
 
+  it('an isolating profile whose launcher is missing is refused at startup in one line, never downgraded', () => {
+    const hubOf = (profile: string, host: Record<string, string>) =>
+      new McpHub(parse({ isolation: profile, paths: ['/opt/tools'] }), capturingLogger(), {}, undefined, {
+        hidden: [],
+        ...host,
+      });
+    expect(() => hubOf('namespace', { bwrapPath: '/nonexistent/bwrap' })).toThrow(
+      /^mcp\.yaml: server probe: field isolation: namespace needs bubblewrap at \/nonexistent\/bwrap \(apt-get install -y bubblewrap\); the server is not started$/,
+    );
+    expect(() => hubOf('gvisor', { runscPath: '/nonexistent/runsc' })).toThrow(
+      /^mcp\.yaml: server probe: field isolation: gvisor needs runsc at \/nonexistent\/runsc .*; the server is not started$/,
+    );
+  });
+
   it('an http server cannot be isolated (it is not a local process)', () => {
     expect(() =>
       parseMcpConfig(
