@@ -13,6 +13,8 @@ const suites: Record<string, () => Promise<void>> = {
     (require('./notifications.bench') as typeof import('./notifications.bench')).runNotificationsBench(),
   delegation: () => (require('./delegation.bench') as typeof import('./delegation.bench')).runDelegationBench(),
   export: () => (require('./export.bench') as typeof import('./export.bench')).runExportBench(),
+  'mcp-isolation': () =>
+    (require('./mcp-isolation.bench') as typeof import('./mcp-isolation.bench')).runMcpIsolationBench(),
   memory: () => (require('./memory.bench') as typeof import('./memory.bench')).runMemoryBench(),
   scale: () => (require('./scale.bench') as typeof import('./scale.bench')).runScaleBench(),
   peers: () => (require('./peers.bench') as typeof import('./peers.bench')).runPeersBench(),

@@ -565,7 +565,18 @@ async function wireTools(d: ToolWiringDeps) {
   registry.register(sandbox.tool);
   // sandbox.run_program (plan §8.5): a program whose bridged tool calls go through the run's pipeline.
   registry.register(sandbox.runProgramTool(registry));
-  const mcp = new McpHub(d.mcpConfig, log, opts.mcpRestartPolicy, d.metrics);
+  // An isolated server (isolation: namespace) never sees the data directory, artifacts, backups or keys.
+  const mcp = new McpHub(d.mcpConfig, log, opts.mcpRestartPolicy, d.metrics, {
+    hidden: [
+      settings.dataDir,
+      settings.artifactDir,
+      settings.backupDir,
+      path.resolve('.env'),
+      ...(settings.authTokensFile ? [settings.authTokensFile] : []),
+    ],
+    // isolation: gvisor — runsc's state and each server's OCI bundle (a root of empty mountpoints).
+    gvisorStateDir: path.join(settings.dataDir, 'mcp-gvisor'),
+  });
   undo.push(() => mcp.close());
   await registerMcpTools(mcp, d.agentFiles, registry, log);
   // Operator start/stop/restart taken by another process (the API) reach this one's supervisors too.

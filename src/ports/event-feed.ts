@@ -7,12 +7,22 @@ export interface AppendNotice {
   readonly to: number;
 }
 
-/** A transient text or reasoning delta: delivered live only, never persisted. */
+/**
+ * A transient text or reasoning delta, or a tool call's progress (ADR 0048): delivered live only,
+ * never persisted. For `tool.call.progress`, `text` is the progress message ('' for none).
+ */
 export interface TransientNotice {
   readonly sessionId: string;
   readonly runId: string;
-  readonly kind: 'text_delta' | 'reasoning_delta';
+  readonly kind: 'text_delta' | 'reasoning_delta' | 'tool.call.progress';
   readonly text: string;
+  /** `tool.call.progress` only. */
+  readonly progress?: {
+    readonly invocationId: string;
+    readonly toolName: string;
+    readonly progress: number;
+    readonly total: number | null;
+  };
 }
 
 export interface FeedListener {

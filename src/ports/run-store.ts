@@ -69,6 +69,19 @@ export interface TransientPublisher {
    * possible credential still being streamed) is published now, redacted. Resolves once sent.
    */
   endOfStream(sessionId: string, runId: string): Promise<void>;
+  /**
+   * A tool call's progress (ADR 0048): one transient `tool.call.progress` frame on the run's stream,
+   * its message credential-scanned. Resolves once sent; a lost frame is not retried.
+   */
+  progress(frame: {
+    sessionId: string;
+    runId: string;
+    invocationId: string;
+    toolName: string;
+    progress: number;
+    total: number | null;
+    message: string | null;
+  }): Promise<void>;
 }
 
 /** A child run as its parent's join, cancellation and run view read it (ADR 0037). */

@@ -12,6 +12,17 @@ export interface BridgedToolCall {
   readonly signal: AbortSignal;
 }
 
+/**
+ * How far a long call has come, as its provider reported it (an MCP server's `notifications/progress`;
+ * ADR 0048): published live on the run's SSE stream as `tool.call.progress`, never stored.
+ */
+export interface ToolProgressReport {
+  readonly progress: number;
+  readonly total: number | null;
+  /** The provider's own words: untrusted text, credential-scanned before it is published. */
+  readonly message: string | null;
+}
+
 /** What a tool may know about the call it serves. Tools never call the model gateway. */
 export interface ToolExecutionContext {
   readonly runId: string;
@@ -34,6 +45,8 @@ export interface ToolExecutionContext {
    * and answers its outcome. Set by the run loop's pipeline; absent elsewhere.
    */
   readonly callTool?: (call: BridgedToolCall) => Promise<BridgeCallOutcome>;
+  /** Reports progress of this call live (a transient `tool.call.progress` frame). Set by the run loop's pipeline. */
+  readonly progress?: (report: ToolProgressReport) => void;
 }
 
 export interface Tool {

@@ -49,6 +49,7 @@ export class RunLoop {
       clock: deps.clock,
       ids: deps.ids,
       artifacts: deps.artifacts,
+      transient: deps.transient,
     });
   }
 

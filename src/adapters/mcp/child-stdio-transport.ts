@@ -16,6 +16,11 @@ export interface ChildStdioOptions {
   readonly cwd?: string;
   /** The child's whole environment (nothing of this process's is added). */
   readonly env: Readonly<Record<string, string>>;
+  /** The host identity to run as (an isolated server's launcher, when the platform runs as root). */
+  readonly uid?: number | null;
+  readonly gid?: number | null;
+  /** Runs once the process has ended (an isolated launcher's leftovers: a gVisor bundle and record). */
+  readonly cleanup?: () => void;
 }
 
 const GRACE_MS = 2000;
@@ -52,6 +57,8 @@ export class ChildStdioTransport implements Transport {
         cwd: this.options.cwd,
         stdio: ['pipe', 'pipe', 'pipe'],
         shell: false,
+        ...(this.options.uid != null ? { uid: this.options.uid } : {}),
+        ...(this.options.gid != null ? { gid: this.options.gid } : {}),
       });
       this.child = child;
       child.on('error', (error) => {
@@ -62,6 +69,7 @@ export class ChildStdioTransport implements Transport {
       child.on('exit', (code, signal) => (this.exit = { code, signal }));
       child.on('close', () => {
         this.child = null;
+        this.options.cleanup?.();
         this.onclose?.();
       });
       child.stdin?.on('error', (error) => this.onerror?.(error));

@@ -2,11 +2,15 @@ import type { Logger } from '../../ports/logger';
 import { noopMetrics, type McpMetrics } from '../../ports/metrics';
 import type { Tool } from '../../ports/tool';
 import type { McpConfig } from './mcp-config';
+import { checkIsolation, NO_HIDDEN, type McpIsolationHost } from './isolation';
 import { mapTools } from './mcp-tools';
 import { McpServerSupervisor, type RestartPolicy, type ServerStatus } from './supervisor';
 
 export { loadMcpConfig, parseMcpConfig, RESERVED_DOMAINS, UNCLASSIFIED } from './mcp-config';
-export type { McpConfig, McpServerConfig, McpHttpAuth, RestartStrategy } from './mcp-config';
+export type { McpConfig, McpServerConfig, McpHttpAuth, RestartStrategy, McpIsolation } from './mcp-config';
+export { MCP_ISOLATION_PROFILES } from './mcp-config';
+export type { McpIsolationHost } from './isolation';
+export { isolationUnavailable } from './isolation';
 export { MCP_PROTOCOL_VERSIONS } from './mcp-config';
 export { mcpToolName, classify, limitOutput } from './mcp-tools';
 export { DEFAULT_RESTART_POLICY } from './supervisor';
@@ -40,9 +44,12 @@ export class McpHub {
     /** Replaces fields of every server's configured restart policy (tests shorten the backoff). */
     policy: Partial<RestartPolicy> = {},
     metrics: McpMetrics = noopMetrics,
+    /** What isolated servers never see (the data directory, keys); an entry that would is refused here. */
+    isolationHost: McpIsolationHost = NO_HIDDEN,
   ) {
+    checkIsolation(config, isolationHost);
     for (const s of config.servers) {
-      const sup = new McpServerSupervisor(s, log, policy, Date.now, metrics);
+      const sup = new McpServerSupervisor(s, log, policy, Date.now, metrics, isolationHost);
       sup.onToolsChanged = () => {
         // Only servers someone discovered (granted to an agent) are re-discovered.
         if (!this.discovered.has(s.id)) return;

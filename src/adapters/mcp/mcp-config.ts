@@ -79,6 +79,28 @@ export const DEFAULT_RESTART_POLICY: RestartPolicy = {
   windowMs: 300_000,
 };
 
+/**
+ * How a stdio server's process is isolated (ADR 0048): `none` runs it as a plain child (trusted local
+ * tools; the default); `namespace` runs it under bubblewrap, as the sandbox does, seeing only `/usr`,
+ * the loader's `/etc` files and its declared `paths`, with no network unless `network: true`;
+ * `gvisor` runs it in a gVisor sandbox (`runsc`) with the same view, refused where runsc is missing.
+ */
+export type McpIsolationProfile = 'none' | 'namespace' | 'gvisor';
+export const MCP_ISOLATION_PROFILES: readonly McpIsolationProfile[] = ['none', 'namespace', 'gvisor'];
+
+export interface McpIsolation {
+  readonly profile: McpIsolationProfile;
+  /** Absolute host paths the server sees read-only, at the same place. */
+  readonly paths: readonly string[];
+  /** Absolute host paths the server sees writable, at the same place. */
+  readonly writablePaths: readonly string[];
+  /** Whether the server keeps the host's network (default false: a network namespace of its own). */
+  readonly network: boolean;
+}
+
+/** What an entry without `isolation` gets: a plain child process. */
+export const NO_ISOLATION: McpIsolation = { profile: 'none', paths: [], writablePaths: [], network: true };
+
 export interface McpServerConfig {
   readonly id: string;
   readonly transport: 'stdio' | 'http';
@@ -88,6 +110,8 @@ export interface McpServerConfig {
   readonly cwd: string | null;
   /** Names of parent environment variables passed to the child; it gets nothing else. */
   readonly envAllowlist: readonly string[];
+  /** stdio only: how the process is isolated (`isolation`, `paths`, `writable_paths`, `network`). */
+  readonly isolation: McpIsolation;
   /** http only: the Streamable HTTP endpoint. */
   readonly url: string | null;
   /** http only: the auth reference, or null for none. */
@@ -180,6 +204,10 @@ const serverSchema = {
       },
     },
     protocol_version: { enum: MCP_PROTOCOL_VERSIONS },
+    isolation: { enum: MCP_ISOLATION_PROFILES },
+    paths: { type: 'array', items: { type: 'string', minLength: 1 } },
+    writable_paths: { type: 'array', items: { type: 'string', minLength: 1 } },
+    network: { type: 'boolean' },
     startup_timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 300 },
     call_timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
     health_interval_seconds: { type: 'number', minimum: 0, maximum: 86400 },
@@ -267,6 +295,10 @@ interface RawServer {
     auth?: { env: string; header?: string; scheme?: string };
   };
   protocol_version?: string;
+  isolation?: McpIsolationProfile;
+  paths?: string[];
+  writable_paths?: string[];
+  network?: boolean;
   startup_timeout_seconds?: number;
   call_timeout_seconds?: number;
   health_interval_seconds?: number;
@@ -318,7 +350,9 @@ function schemaError(raw: unknown, e: ErrorObject | undefined, source: string): 
       ? `unknown field '${String((e.params as { additionalProperty?: string }).additionalProperty)}'`
       : e?.keyword === 'required'
         ? `missing field '${String((e.params as { missingProperty?: string }).missingProperty)}'`
-        : (e?.message ?? 'is invalid');
+        : e?.keyword === 'enum'
+          ? `must be one of ${((e.params as { allowedValues?: unknown[] }).allowedValues ?? []).join(', ')}`
+          : (e?.message ?? 'is invalid');
   if (!m) return new ConfigurationError(`${source}: ${at || '(root)'} ${detail}`, { file: source });
   const id = servers?.[Number(m[1])]?.id;
   const name = typeof id === 'string' ? id : `#${m[1]}`;
@@ -372,6 +406,12 @@ function httpServer(s: RawServer, ctx: ServerContext): McpServerConfig {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw refuse('must be an http(s) URL');
   if (parsed.username || parsed.password)
     throw refuse('must not embed credentials; use transport.auth with an environment variable');
+  for (const field of ['isolation', 'paths', 'writable_paths', 'network'] as const)
+    if (s[field] !== undefined && !(field === 'isolation' && s.isolation === 'none'))
+      throw new ConfigurationError(`${where(s, ctx, field)}: only a stdio server runs locally and can be isolated`, {
+        server: s.id,
+        field,
+      });
   const a = s.transport.auth;
   return {
     ...commonFields(s, ctx.source),
@@ -380,6 +420,7 @@ function httpServer(s: RawServer, ctx: ServerContext): McpServerConfig {
     args: [],
     cwd: null,
     envAllowlist: [],
+    isolation: NO_ISOLATION,
     url: parsed.toString(),
     auth: a ? { env: a.env, header: a.header ?? 'Authorization', scheme: a.scheme ?? 'Bearer' } : null,
   };
@@ -397,9 +438,47 @@ function stdioServer(s: RawServer, ctx: ServerContext): McpServerConfig {
         ? null
         : path.resolve(configDir, expand(s.transport.cwd, vars, where(s, ctx, 'transport.cwd'))),
     envAllowlist: s.transport.env_allowlist ?? [],
+    isolation: isolation(s, ctx),
     url: null,
     auth: null,
   };
+}
+
+/**
+ * A stdio entry's `isolation` with its `paths` (relative to the config dir, `${VAR}` expanded).
+ * Paths, writable paths or `network` without an isolating profile are refused (they would not
+ * restrict anything), and so is a `cwd` the isolated server could not see.
+ */
+function isolation(s: RawServer, ctx: ServerContext): McpIsolation {
+  const profile = s.isolation ?? 'none';
+  if (profile === 'none') {
+    for (const field of ['paths', 'writable_paths', 'network'] as const)
+      if (s[field] !== undefined)
+        throw new ConfigurationError(
+          `${where(s, ctx, field)}: only for isolation namespace or gvisor (this server runs with isolation none)`,
+          { server: s.id, field },
+        );
+    return NO_ISOLATION;
+  }
+  const resolve = (list: string[] | undefined, field: string) =>
+    (list ?? []).map((p, i) => {
+      const at = where(s, ctx, `${field}.${i}`);
+      const abs = path.resolve(ctx.configDir, expand(p, ctx.vars, at));
+      if (abs === '/')
+        throw new ConfigurationError(`${at}: / would show the server the whole host`, { server: s.id, field });
+      return abs;
+    });
+  const paths = resolve(s.paths, 'paths');
+  const writablePaths = resolve(s.writable_paths, 'writable_paths');
+  if (s.transport.cwd !== undefined) {
+    const cwd = path.resolve(ctx.configDir, expand(s.transport.cwd, ctx.vars, where(s, ctx, 'transport.cwd')));
+    if (![...paths, ...writablePaths].some((p) => cwd === p || cwd.startsWith(`${p}/`)))
+      throw new ConfigurationError(
+        `${where(s, ctx, 'transport.cwd')}: an isolated server's cwd must be inside one of its paths`,
+        { server: s.id, field: 'transport.cwd' },
+      );
+  }
+  return { profile, paths, writablePaths, network: s.network ?? false };
 }
 
 /** Reads `<configDir>/mcp.yaml`; a missing file means no servers. */

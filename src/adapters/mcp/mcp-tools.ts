@@ -66,7 +66,13 @@ export class McpTool implements Tool {
   private async call(args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult> {
     const serverId = this.supervisor.config.id;
     try {
-      const raw = await this.supervisor.callTool(this.mcpName, args, ctx.signal, this.spec.timeoutSeconds * 1000);
+      const raw = await this.supervisor.callTool(
+        this.mcpName,
+        args,
+        ctx.signal,
+        this.spec.timeoutSeconds * 1000,
+        ctx.progress, // → transient tool.call.progress frames on the run's stream (ADR 0048)
+      );
       // A credential we handed the server (env allowlist, HTTP auth) never comes back out of it.
       const out = redactCredentials(raw, this.supervisor.config);
       // Whole up to the ceiling: the pipeline keeps a result over max_output_bytes as an artifact

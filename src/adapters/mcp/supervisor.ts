@@ -5,6 +5,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import type { Logger } from '../../ports/logger';
 import { noopMetrics, type McpMetrics } from '../../ports/metrics';
 import type { McpServerConfig, RestartPolicy } from './mcp-config';
+import { NO_HIDDEN, stdioLaunch, type McpIsolationHost } from './isolation';
 import { ObservedTransport } from './observed-transport';
 import { redactCredentials } from './redact';
 
@@ -89,6 +90,8 @@ export class McpServerSupervisor {
     private readonly now: () => number = Date.now,
     /** mcp_calls_total (recorded by the tools), restarts and mcp_server_up (recorded here). */
     readonly metrics: McpMetrics = noopMetrics,
+    /** What an isolated server never sees, and where its launcher is (isolation.ts). */
+    private readonly isolationHost: McpIsolationHost = NO_HIDDEN,
   ) {
     this.policy = { ...config.restart, ...policyOverride };
     metrics.mcpServerUp(config.id, false);
@@ -147,6 +150,8 @@ export class McpServerSupervisor {
     args: Record<string, unknown>,
     signal: AbortSignal,
     timeoutMs: number,
+    /** The server's `notifications/progress` for this call (the SDK sends a progress token when set). */
+    onProgress?: (p: { progress: number; total: number | null; message: string | null }) => void,
   ): Promise<CallOutcome> {
     const generation = this.generation;
     this.counters.calls++;
@@ -158,6 +163,16 @@ export class McpServerSupervisor {
       result = await client.callTool({ name, arguments: args }, undefined, {
         signal: AbortSignal.any([signal, fault.signal]),
         timeout: timeoutMs,
+        ...(onProgress
+          ? {
+              onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                onProgress({
+                  progress: p.progress,
+                  total: typeof p.total === 'number' ? p.total : null,
+                  message: typeof p.message === 'string' ? redactCredentials(p.message, this.config) : null,
+                }),
+            }
+          : {}),
       });
     } catch (e) {
       this.counters.failedCalls++;
@@ -293,12 +308,8 @@ export class McpServerSupervisor {
       const value = process.env[key];
       if (value !== undefined) env[key] = value;
     }
-    const transport = new ChildStdioTransport({
-      command: this.config.command,
-      args: this.config.args,
-      cwd: this.config.cwd ?? undefined,
-      env,
-    });
+    // `isolation: namespace` spawns the sandbox's bubblewrap launcher instead of the command itself.
+    const transport = new ChildStdioTransport(stdioLaunch(this.config, env, this.isolationHost));
     transport.stderr.on('data', (chunk: Buffer) =>
       this.log.debug('mcp server stderr', {
         server: this.config.id,
@@ -309,7 +320,17 @@ export class McpServerSupervisor {
   }
 
   private async connect(generation: number): Promise<Client> {
-    const transport = new ObservedTransport(this.createTransport(), this.config.protocolVersion, (error) =>
+    let inner: ChildStdioTransport | StreamableHTTPClientTransport;
+    try {
+      inner = this.createTransport();
+    } catch (e) {
+      // The server cannot be launched as configured here (its isolation is unavailable): no restart helps.
+      this.state = 'failed';
+      this.lastError = (e as Error).message;
+      this.log.error('mcp server marked failed', { server: this.config.id, error: this.lastError });
+      throw new McpServerUnavailable(this.config.id, this.lastError);
+    }
+    const transport = new ObservedTransport(inner, this.config.protocolVersion, (error) =>
       this.onProtocolError(generation, error),
     );
     const client = new Client({ name: 'agent-core', version: '0.1.0' });

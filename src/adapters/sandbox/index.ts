@@ -9,6 +9,8 @@ import { NamespaceExecutionEnvironment } from './namespace-environment';
 export type { ServiceAdapter } from './sandbox-service';
 
 export { PROBE_LIMITS } from './probe-limits';
+export { gvisorLaunch, namespaceLaunch, refusedIsolatedPath } from './isolated-process';
+export type { IsolatedLaunch, IsolatedProcessSpec, GvisorLaunchOptions } from './isolated-process';
 export { SandboxClient } from './sandbox-client';
 export { SandboxService } from './sandbox-service';
 export {

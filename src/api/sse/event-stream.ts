@@ -42,7 +42,18 @@ const transientFrames = new WeakMap<TransientNotice, SseFrame>();
 function transientFrameOf(n: TransientNotice): SseFrame {
   let f = transientFrames.get(n);
   if (f === undefined) {
-    f = SseFrame.of(`event: ${n.kind}\ndata: ${JSON.stringify({ type: n.kind, run_id: n.runId, text: n.text })}\n\n`);
+    const data = n.progress
+      ? {
+          type: n.kind,
+          run_id: n.runId,
+          invocation_id: n.progress.invocationId,
+          tool_name: n.progress.toolName,
+          progress: n.progress.progress,
+          total: n.progress.total,
+          message: n.text === '' ? null : n.text,
+        }
+      : { type: n.kind, run_id: n.runId, text: n.text };
+    f = SseFrame.of(`event: ${n.kind}\ndata: ${JSON.stringify(data)}\n\n`);
     transientFrames.set(n, f);
   }
   return f;

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadAgentFiles } from '../../adapters/config/yaml-agent-catalog';
+import { isolationUnavailable } from '../../adapters/mcp/isolation';
 import { loadMcpConfig } from '../../adapters/mcp/mcp-config';
 import { loadProviderRegistry } from '../../adapters/model/profiles';
 import type { Settings } from '../../config/settings';
@@ -59,9 +60,13 @@ export function checkMcpServers(settings: Settings, env: NodeJS.ProcessEnv = pro
     if (s.transport === 'http') return pass(name, `http server at ${new URL(s.url ?? '').host} (reached by the API)`);
     if (s.cwd && !fs.existsSync(s.cwd))
       return fail(name, `its working directory ${s.cwd} does not exist`, `fix transport.cwd in config/mcp.yaml`);
+    // An isolating profile whose launcher is missing: the platform refuses to start (ADR 0048).
+    const unavailable = isolationUnavailable(s, { hidden: [] });
+    if (unavailable) return fail(name, `isolation ${unavailable}`, 'install the launcher, or change isolation');
     const found = whichSync(s.command, env);
+    const isolated = s.isolation.profile === 'none' ? '' : ` (isolation ${s.isolation.profile})`;
     return found
-      ? pass(name, `command ${found} found`)
+      ? pass(name, `command ${found} found${isolated}`)
       : fail(
           name,
           `command ${s.command} not found; the server is left out and its tools unavailable`,

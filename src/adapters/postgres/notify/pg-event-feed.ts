@@ -137,15 +137,28 @@ export class PgEventFeed implements EventFeed, NotificationFeed {
   }
 
   private onTransient(p: unknown): void {
-    const n = p as { s?: unknown; r?: unknown; k?: unknown; t?: unknown } | null;
-    if (!n || typeof n.s !== 'string' || (n.k !== 'text_delta' && n.k !== 'reasoning_delta')) return;
+    const n = p as { s?: unknown; r?: unknown; k?: unknown; t?: unknown; g?: unknown } | null;
+    if (!n || typeof n.s !== 'string') return;
+    if (n.k !== 'text_delta' && n.k !== 'reasoning_delta' && n.k !== 'tool.call.progress') return;
     const set = this.listeners.get(n.s);
     if (!set) return;
+    const g = n.g as { i?: unknown; n?: unknown; p?: unknown; T?: unknown } | undefined;
+    if (n.k === 'tool.call.progress' && (typeof g?.i !== 'string' || typeof g.p !== 'number')) return;
     const notice: TransientNotice = {
       sessionId: n.s,
       runId: String(n.r),
       kind: n.k,
       text: typeof n.t === 'string' ? n.t : '',
+      ...(n.k === 'tool.call.progress'
+        ? {
+            progress: {
+              invocationId: String(g!.i),
+              toolName: String(g!.n),
+              progress: Number(g!.p),
+              total: typeof g!.T === 'number' ? g!.T : null,
+            },
+          }
+        : {}),
     };
     for (const l of [...set]) this.safely(() => l.transient(notice));
   }

@@ -1,4 +1,4 @@
-import { StreamRedactor } from '../../../domain/events/stream-redaction';
+import { redactSecrets, StreamRedactor } from '../../../domain/events/stream-redaction';
 import type { Logger } from '../../../ports/logger';
 import type { TransientPublisher } from '../../../ports/run-store';
 import type { Database } from '../database';
@@ -8,6 +8,8 @@ const MAX_CHUNK_CHARS = 1500;
 /** Payloads per statement: a backlog is sent in a few round trips, not one huge one. */
 const MAX_PAYLOADS_PER_STATEMENT = 200;
 export const TRANSIENT_CHANNEL = 'agent_transient';
+/** A progress message's longest published form (a server's words, not a log). */
+const MAX_PROGRESS_MESSAGE = 500;
 
 type Kind = 'text_delta' | 'reasoning_delta';
 
@@ -98,6 +100,34 @@ export class PgTransientPublisher implements TransientPublisher {
       sends.push(this.enqueue({ sessionId, runId, kind, text }));
     }
     return Promise.all(sends).then(() => undefined);
+  }
+
+  /**
+   * A tool call's progress: one NOTIFY of its own (not joined with deltas: each report stands
+   * alone), the message credential-scanned and cut to MAX_PROGRESS_MESSAGE characters.
+   */
+  async progress(frame: {
+    sessionId: string;
+    runId: string;
+    invocationId: string;
+    toolName: string;
+    progress: number;
+    total: number | null;
+    message: string | null;
+  }): Promise<void> {
+    const message = frame.message === null ? '' : redactSecrets(frame.message.slice(0, MAX_PROGRESS_MESSAGE)).text;
+    const payload = JSON.stringify({
+      s: frame.sessionId,
+      r: frame.runId,
+      k: 'tool.call.progress',
+      t: message,
+      g: { i: frame.invocationId, n: frame.toolName, p: frame.progress, T: frame.total },
+    });
+    await this.db.query({
+      name: 'agent_transient_progress',
+      text: 'SELECT pg_notify($1, $2)',
+      values: [TRANSIENT_CHANNEL, payload],
+    });
   }
 
   private enqueue(frame: { sessionId: string; runId: string; kind: Kind; text: string }): Promise<void> {

@@ -4,7 +4,7 @@ import type { ChildAgent, DelegatingParent } from '../../../domain/delegation/pl
 import type { NewEvent } from '../../../domain/events/payloads';
 import type { Principal } from '../../../domain/principal';
 import type { Clock, IdFactory } from '../../../ports/clock';
-import type { RunRepository } from '../../../ports/run-store';
+import type { RunRepository, TransientPublisher } from '../../../ports/run-store';
 import type { InvocationRecord, ToolRecordStore } from '../../../ports/tool-records';
 import type { PolicyEngine } from '../../../policy/policy-engine';
 import type { ToolRegistry } from '../../../tools/registry';
@@ -102,6 +102,8 @@ export interface ToolPipelineDeps {
   readonly telemetry?: RunTelemetry;
   /** Oversized results are stored here whole; the model gets an excerpt and the reference (plan §18.4). */
   readonly artifacts?: ToolResultArtifacts;
+  /** Where a call's progress reports go live (`tool.call.progress`, ADR 0048); none when omitted. */
+  readonly transient?: TransientPublisher;
 }
 
 /** The pipeline's services, telemetry resolved. */
