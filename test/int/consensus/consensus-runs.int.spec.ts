@@ -28,6 +28,7 @@ const AGENTS = {
     'broken',
     'consensus: { engines: ["fake:permanent_failure", "fake:permanent_failure"], max_resamples: 0 }',
   ),
+  'stuck.yaml': agent('stuck', 'consensus: { engines: ["fake:hanging_model", "fake:hanging_model"] }'),
   'always.yaml': agent('always', 'mode: consensus\nconsensus: { prefix: "ask all:", quorum: 1 }'),
 };
 
@@ -138,6 +139,23 @@ describe('consensus mode (issue 32, ADR 0047)', () => {
     expect(view.body.failure.message).toContain('engine 1 (fake:permanent_failure)');
     expect(view.body.failure.message).toContain('engine 2 (fake:permanent_failure)');
     expect(ofType(await events(runId), 'consensus.round_started')).toHaveLength(1);
+  });
+
+  it('cancels both engines when the consensus run is cancelled, and records no proposal', async () => {
+    const runId = await ask('stuck', 'consensus: will this ever end?');
+    const waiting = async () => (await h.t.platform.runs.get(runId, null))?.status === 'waiting_for_children';
+    for (let i = 0; i < 400 && !(await waiting()); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await waiting()).toBe(true);
+    const cancel = await call(h.base, 'POST', `/v1/runs/${runId}/cancel`, { body: { reason: 'enough' } });
+    expect(cancel.status).toBe(200);
+    const ended = async () =>
+      (await children(runId)).every((c) => ['cancelled', 'failed', 'completed'].includes(c.status));
+    for (let i = 0; i < 400 && !(await ended()); i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await children(runId)).map((c) => c.status)).toEqual(['cancelled', 'cancelled']);
+    await new Promise((r) => setTimeout(r, 700));
+    const es = await events(runId);
+    expect(es.at(-1)!.type).toBe('run.cancelled');
+    expect(es.filter((e) => e.type.startsWith('consensus.')).map((e) => e.type)).toEqual(['consensus.round_started']);
   });
 
   it('answers every message of an agent in consensus mode by consensus, and ordinary turns stay ordinary', async () => {
