@@ -1,3 +1,4 @@
+import type { ConsensusState } from '../domain/deciders/consensus';
 import type { CreatedSession } from '../application/sessions/create-session';
 import type { ApprovalEdit, StoredEvent } from '../domain/events/payloads';
 import type { RunRecord } from '../domain/run/run';
@@ -70,7 +71,56 @@ export const presentChildRun = (c: ChildRun) => ({
   created_at: c.createdAt,
 });
 
-export const presentRun = (r: RunRecord, children: readonly ChildRun[] = []) => ({
+/** A consensus run's rounds, proposals, failures and synthesis (ADR 0047); null when the run has none. */
+export const presentConsensus = (c: ConsensusState | null) =>
+  c === null || c.rounds.length === 0
+    ? null
+    : {
+        question: c.rounds[0].question,
+        rounds: c.rounds.map((r) => ({
+          round: r.round,
+          role: r.role,
+          samples: r.samples.map((s) => ({
+            slot: s.slot,
+            engine: s.engine,
+            attempt: s.attempt,
+            run_id: s.runId,
+            session_id: s.sessionId,
+          })),
+        })),
+        proposals: c.proposals.map((p) => ({
+          slot: p.slot,
+          engine: p.engine,
+          attempt: p.attempt,
+          run_id: p.runId,
+          session_id: p.sessionId,
+          text: p.text,
+        })),
+        failures: c.failures.map((f) => ({
+          role: f.role,
+          slot: f.slot,
+          engine: f.engine,
+          attempt: f.attempt,
+          run_id: f.runId,
+          status: f.status,
+          error: f.error,
+        })),
+        synthesis: c.synthesis
+          ? {
+              run_id: c.synthesis.runId,
+              session_id: c.synthesis.sessionId,
+              synthesizer: c.synthesis.synthesizer,
+              text: c.synthesis.text,
+              proposals: c.synthesis.proposals,
+            }
+          : null,
+      };
+
+export const presentRun = (
+  r: RunRecord,
+  children: readonly ChildRun[] = [],
+  consensus: ConsensusState | null = null,
+) => ({
   id: r.id,
   session_id: r.sessionId,
   parent_run_id: r.parentRunId,
@@ -107,6 +157,7 @@ export const presentRun = (r: RunRecord, children: readonly ChildRun[] = []) => 
     status: c.status,
     usage: presentUsage(c.usage),
   })),
+  consensus: presentConsensus(consensus),
 });
 
 export const presentMessage = (m: SessionMessage) => ({

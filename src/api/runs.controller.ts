@@ -3,7 +3,9 @@ import { Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/commo
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CancelRunCommand } from '../application/runs/cancel-run';
-import { GetRunQuery, ListRunChildrenQuery } from '../application/runs/queries';
+import { GetRunQuery, ListRunChildrenQuery, ListRunEventsQuery } from '../application/runs/queries';
+import { consensusDecider } from '../domain/deciders/consensus';
+import { foldState } from '../domain/deciders/decider';
 import { InvalidStateTransition } from '../domain/errors';
 import type { Principal } from '../domain/principal';
 import { Auth, RequireScope } from './auth/decorators';
@@ -26,12 +28,20 @@ export class RunsController {
 
   @Get(':id')
   @RequireScope('runs.read')
-  @ApiOperation({ summary: 'Run status, step and call counts, usage by token class, cost, failure, final text' })
+  @ApiOperation({
+    summary: 'Run status, step and call counts, usage by token class, cost, failure, final text, children, consensus',
+  })
   @ApiSuccess(200, 'The run')
   @ApiErrors(400, 404)
   async get(@Auth() principal: Principal, @Param('id', uuidParam('run_id')) id: string) {
     const run = await this.queries.execute(new GetRunQuery(principal, id));
-    return presentRun(run, await this.queries.execute(new ListRunChildrenQuery(principal, id)));
+    const children = await this.queries.execute(new ListRunChildrenQuery(principal, id));
+    // Consensus mode (ADR 0047): only a run with children can have rounds; folded from its events.
+    const consensus =
+      children.length > 0
+        ? foldState(consensusDecider, await this.queries.execute(new ListRunEventsQuery(principal, id)))
+        : null;
+    return presentRun(run, children, consensus);
   }
 
   @Get(':id/children')

@@ -61,6 +61,22 @@ function delegationDetail(e: StoredEvent): string {
     case 'run.children_joined':
       return e.data.children.map((c, i) => `${i + 1}: ${c.status}`).join(' · ');
     default:
+      return consensusDetail(e);
+  }
+}
+
+/** The detail of a consensus event (ADR 0047), '' for any other. */
+function consensusDetail(e: StoredEvent): string {
+  switch (e.type) {
+    case 'consensus.round_started':
+      return `round ${e.data.round} · ${e.data.role} · ${e.data.samples.map((s) => `${s.engine}#${s.attempt}`).join(', ')}`;
+    case 'consensus.proposal_received':
+      return `engine ${e.data.slot + 1} (${e.data.engine}) sample ${e.data.attempt}: ${clip(e.data.text)}`;
+    case 'consensus.proposal_failed':
+      return `${e.data.role} ${e.data.slot + 1} (${e.data.engine}) sample ${e.data.attempt}: ${e.data.status} · ${clip(e.data.error)}`;
+    case 'consensus.synthesized':
+      return `${e.data.synthesizer} over ${e.data.proposals.length} proposal(s): ${clip(e.data.text)}`;
+    default:
       return '';
   }
 }

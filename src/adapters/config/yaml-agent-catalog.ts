@@ -4,6 +4,7 @@ import Ajv from 'ajv';
 import { parse } from 'yaml';
 import { mcpGrantsOf, type AgentSpec } from '../../domain/agent';
 import { withGrant, type GrantDecision, type McpServerGrant } from '../../domain/mcp-grants';
+import { consensusConfigError } from '../../domain/consensus/settings';
 import { ConfigurationError } from '../../domain/errors';
 import { isMultitaskStrategy, MULTITASK_STRATEGIES, type MultitaskStrategy } from '../../domain/run/multitask';
 import type { AgentCatalog } from '../../ports/agent-catalog';
@@ -73,6 +74,9 @@ const agentSchema = {
       additionalProperties: false,
       properties: { enabled: { type: 'boolean' }, max_fan_out: { type: 'integer', minimum: 1, maximum: 16 } },
     },
+    // Consensus mode (ADR 0047): checked field by field by consensusConfigError, which names the field.
+    mode: {},
+    consensus: {},
     // What a message does while a run of the session works (issue 33); the server default is reject.
     multitask_strategy: { enum: [...MULTITASK_STRATEGIES] },
     // Enabled tools a sandbox.run_program program may call besides pure computations (docs/sandbox.md).
@@ -99,6 +103,8 @@ interface AgentYaml {
   policy_profile: string;
   allowed_scopes?: string[];
   delegation?: { enabled?: boolean; max_fan_out?: number };
+  mode?: 'single' | 'consensus';
+  consensus?: Record<string, unknown>;
   multitask_strategy?: MultitaskStrategy;
   bridge_tools?: string[];
   limits: {
@@ -134,6 +140,9 @@ export function loadAgentFiles(dir: string, modelPolicyOverride: string | null =
           `${file}: /bridge_tools/${stray} "${agent.bridge_tools![stray]}" is not in enabled_tools`,
           { file },
         );
+      const { mode, consensus: c } = raw as { mode?: unknown; consensus?: unknown };
+      const consensus = consensusConfigError(mode, c);
+      if (consensus) throw new ConfigurationError(`${file}: ${consensus}`, { file });
       return toAgentSpec(agent, modelPolicyOverride);
     });
 }
@@ -204,6 +213,8 @@ function baseSpec(
           ? { ...a.metadata, mcp_servers: mcpServers }
           : { ...a.metadata, mcp_servers: mcpServers, mcp_grants: grants }),
       ...(a.delegation ? { delegation: a.delegation } : {}),
+      ...(a.mode ? { mode: a.mode } : {}),
+      ...(a.consensus ? { consensus: a.consensus } : {}),
       ...(a.multitask_strategy ? { multitask_strategy: a.multitask_strategy } : {}),
       ...(a.bridge_tools ? { bridge_tools: a.bridge_tools } : {}),
     },
@@ -215,6 +226,8 @@ const BEHAVIOUR_METADATA = [
   'mcp_grants',
   'allowed_scopes',
   'delegation',
+  'mode',
+  'consensus',
   'multitask_strategy',
   'bridge_tools',
 ] as const;

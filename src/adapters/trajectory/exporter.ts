@@ -227,6 +227,7 @@ export class TrajectoryExporter implements TrajectoryExports {
   private async documentFor(
     events: readonly StoredEvent[],
     consent: ReadonlyMap<string, { status: 'granted' | 'withdrawn'; version: number } | undefined>,
+    nested = false,
   ): Promise<TrajectoryDocument | 'no_consent' | null> {
     const queued = events.find((e) => e.type === 'run.queued');
     if (!queued || queued.type !== 'run.queued') return null;
@@ -236,7 +237,12 @@ export class TrajectoryExporter implements TrajectoryExports {
     if (!draft) return null;
     if (!consentAllows(draft.consent, consent.get(draft.doc.principal_id))) return 'no_consent';
     const replaced = replaceSecrets(draft.messages);
-    const doc = finalizeTrajectory(draft, { replaced: replaced.replaced, rules: [...replaced.rules] });
+    const doc = await this.withTree(
+      finalizeTrajectory(draft, { replaced: replaced.replaced, rules: [...replaced.rules] }),
+      events,
+      consent,
+      nested,
+    );
     const finding = verifyDocument(doc);
     if (finding) {
       throw new TrajectoryVerificationError(
@@ -246,6 +252,33 @@ export class TrajectoryExporter implements TrajectoryExports {
       );
     }
     return doc;
+  }
+
+  /**
+   * The run's place in its tree (issue 32): a child's `parent_run_id`, and a parent's finished
+   * children (every `run.waiting_for_children` round, in order) as nested documents, each built,
+   * consent-checked and redacted like a run of its own. Delegation is one level deep, so a nested
+   * document has no children. A child is also exported on its own line, with its `parent_run_id`.
+   */
+  private async withTree(
+    doc: TrajectoryDocument,
+    events: readonly StoredEvent[],
+    consent: ReadonlyMap<string, { status: 'granted' | 'withdrawn'; version: number } | undefined>,
+    nested: boolean,
+  ): Promise<TrajectoryDocument> {
+    const delegated = events.find((e) => e.type === 'run.delegated');
+    const out = delegated?.type === 'run.delegated' ? { ...doc, parent_run_id: delegated.data.parentRunId } : doc;
+    const childIds = nested
+      ? []
+      : events.flatMap((e) => (e.type === 'run.waiting_for_children' ? e.data.children.map((c) => c.runId) : []));
+    if (childIds.length === 0) return out;
+    const byRun = await this.eventsOf(childIds);
+    const children: TrajectoryDocument[] = [];
+    for (const id of childIds) {
+      const child = await this.documentFor(byRun.get(id) ?? [], consent, true);
+      if (child !== null && child !== 'no_consent') children.push(child);
+    }
+    return { ...out, children };
   }
 
   private systemPrompt(agentId: string, version: number): Promise<string | null> {

@@ -1,6 +1,9 @@
-import { WORKER } from '../../domain/deciders/decider';
+import { WORKER, type Decision } from '../../domain/deciders/decider';
 import { runStateOf } from '../../domain/deciders/run';
 import { toolInvocationStateOf, type ToolInvocationStatus } from '../../domain/deciders/tool-invocation';
+import { consensusDecider } from '../../domain/deciders/consensus';
+import { foldState } from '../../domain/deciders/decider';
+import { decideConsensusJoin, type ConsensusJoinState } from '../../domain/consensus/join';
 import { decideJoin, type JoinState } from '../../domain/delegation/join';
 import { ConcurrencyConflict } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
@@ -16,6 +19,14 @@ export const CHILD_RUN_STORE = Symbol('ChildRunStore');
 export interface ChildRunDeps extends CancelDeps {
   readonly children: ChildRunStore;
   readonly log: Logger;
+}
+
+/** What a join decides on: a `delegate.run` call's children, or a consensus round's. */
+type Joining = (JoinState & { readonly kind: 'delegate' }) | (ConsensusJoinState & { readonly kind: 'consensus' });
+
+function decideJoining(state: Joining | null): Decision {
+  if (!state) return { kind: 'events', events: [] };
+  return state.kind === 'consensus' ? decideConsensusJoin(state, WORKER) : decideJoin(state, WORKER);
 }
 
 /** The worker's principal inside a run's own tenant, for the reads a join makes. */
@@ -34,9 +45,9 @@ export class ChildRunService {
 
   /** Tries the parent's join: `joined`, `waiting` (a child is still active) or `nothing` (not waiting). */
   async join(parentRunId: string): Promise<'joined' | 'waiting' | 'nothing'> {
-    return handleCommand<JoinState | null, 'joined' | 'waiting' | 'nothing'>(this.deps.store, {
+    return handleCommand<Joining | null, 'joined' | 'waiting' | 'nothing'>(this.deps.store, {
       load: () => this.loadJoin(parentRunId),
-      decide: (state) => (state ? decideJoin(state, WORKER) : { kind: 'events', events: [] }),
+      decide: (state) => decideJoining(state),
       result: ({ state }, appended) => {
         if (appended.length > 0) return 'joined';
         return state?.parent.status === 'waiting_for_children' ? 'waiting' : 'nothing';
@@ -45,7 +56,7 @@ export class ChildRunService {
     });
   }
 
-  private async loadJoin(parentRunId: string): Promise<LoadedState<JoinState | null>> {
+  private async loadJoin(parentRunId: string): Promise<LoadedState<Joining | null>> {
     const { runs, sessions, children, records } = this.deps;
     const located = await runs.get(parentRunId, null);
     if (!located) return { sessionId: '', tenantId: '', state: null };
@@ -59,17 +70,28 @@ export class ChildRunService {
     // The parent's latest delegate.run call: its children were created last.
     const invocationId = all.at(-1)?.invocationId ?? '';
     const inv = invocationId ? await records.invocation(invocationId, parent.tenantId) : null;
+    const round = all.filter((c) => c.invocationId === invocationId);
+    const loaded = { sessionId: parent.sessionId, tenantId: parent.tenantId, expectedSequence: session.lastSequence };
+    // A round of consensus mode (ADR 0047) has no tool invocation: its id is the round's, on the parent's events.
+    if (!inv && invocationId) {
+      const events = await this.deps.store.listRunEvents(parentRunId, principal);
+      const consensus = foldState(consensusDecider, events);
+      if (consensus.rounds.some((r) => r.roundId === invocationId))
+        return {
+          ...loaded,
+          state: { kind: 'consensus', parent: runStateOf(parent), roundId: invocationId, consensus, children: round },
+        };
+    }
     return {
-      sessionId: parent.sessionId,
-      tenantId: parent.tenantId,
-      expectedSequence: session.lastSequence,
+      ...loaded,
       state: {
+        kind: 'delegate',
         parent: runStateOf(parent),
         invocationId,
         invocation: inv
           ? toolInvocationStateOf(inv.id, inv.status as ToolInvocationStatus)
           : { invocationId, status: 'running' },
-        children: all.filter((c) => c.invocationId === invocationId),
+        children: round,
       },
     };
   }

@@ -38,7 +38,10 @@ export function registerEvalCommands(program: Command): void {
       'run only these cases (id, name or number, e.g. 02_calculator_tool, calculator_tool, 2)',
     )
     .option('--json', 'print the results as one JSON document')
-    .option('--suite <name>', 'cases (evals/cases, default) or memory (evals/memory: recall@1/@3, policy failures)')
+    .option(
+      '--suite <name>',
+      'cases (evals/cases, default), delegation (evals/delegation: child runs and consensus) or memory (evals/memory: recall@1/@3, policy failures)',
+    )
     .option('--dir <dir>', 'directory of case files (default: evals/cases of the project)')
     .addHelpText(
       'after',
@@ -48,10 +51,12 @@ Crash cases wait for the run's lease to expire; eval runs use a ${EVAL_LEASE_SEC
     )
     .action((opts: EvalRunOpts) => {
       if (opts.suite === 'memory') return runMemorySuiteCommand(opts);
-      if (opts.suite !== undefined && opts.suite !== 'cases') {
-        process.stderr.write(`error: unknown suite "${opts.suite}" (cases or memory)\n`);
+      if (opts.suite !== undefined && opts.suite !== 'cases' && opts.suite !== 'delegation') {
+        process.stderr.write(`error: unknown suite "${opts.suite}" (cases, delegation or memory)\n`);
         process.exit(EXIT.usage);
       }
+      // evals/delegation (issue 32): delegate.run is offered to the cases' agent.
+      if (opts.suite === 'delegation') process.env.DELEGATION_ENABLED ??= '1';
       const cases = loadOrExit(opts);
       process.env.AGENT_LEASE_SECONDS ??= EVAL_LEASE_SECONDS;
       return withPlatform('eval', async (p) => {
@@ -108,7 +113,8 @@ function loadOrExit(opts: EvalRunOpts): EvalCase[] {
   try {
     loadDotEnv();
     const settings = loadSettings();
-    const dir = opts.dir ? path.resolve(opts.dir) : path.join(projectRoot(), 'evals', 'cases');
+    const suiteDir = opts.suite === 'delegation' ? 'delegation' : 'cases';
+    const dir = opts.dir ? path.resolve(opts.dir) : path.join(projectRoot(), 'evals', suiteDir);
     const cases = loadCases(dir, {
       fixturesDir: path.join(settings.configDir, 'model-fixtures'),
       defaultAgentId: settings.defaultAgentId,

@@ -1,3 +1,4 @@
+import { checkChildren } from './children-assertions';
 import type { EventType } from '../../domain/events/payloads';
 import type { ArtifactExpectation, Expected, TerminalRunStatus, ToolCallExpectation } from './case-types';
 import { containsSubset } from './deep-subset';
@@ -38,6 +39,7 @@ const CHECKS: { readonly [K in keyof Required<Expected>]: Check<K> } = {
   conversationReplayable: (want, obs) => (want ? checkConversationReplayable(obs) : []),
   toolExecutionsOverlap: checkToolExecutionsOverlap,
   sseReplayExact: (want, obs) => (want ? checkSseReplayExact(obs) : []),
+  children: checkChildren,
 };
 
 /** Every model request of the session recorded a context build with a declared window it stayed within. */

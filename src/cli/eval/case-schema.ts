@@ -55,6 +55,12 @@ export interface CaseFile {
     conversation_replayable?: boolean;
     tool_executions_overlap?: string[];
     sse_replay_exact?: boolean;
+    children?: {
+      statuses?: string[];
+      usage_summed?: boolean;
+      budget_carved?: boolean;
+      event_counts?: Record<string, number>;
+    };
   };
 }
 
@@ -170,6 +176,16 @@ export const CASE_FILE_SCHEMA = {
         conversation_replayable: { type: 'boolean' },
         tool_executions_overlap: { type: 'array', minItems: 1, items: toolName },
         sse_replay_exact: { type: 'boolean' },
+        children: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            statuses: { type: 'array', items: { type: 'string', enum: [...TERMINAL_RUN_STATUSES] } },
+            usage_summed: { type: 'boolean' },
+            budget_carved: { type: 'boolean' },
+            event_counts: { type: 'object', propertyNames: eventType, additionalProperties: count },
+          },
+        },
         artifacts: {
           type: 'array',
           items: {

@@ -49,6 +49,18 @@ export interface ArtifactExpectation {
  * The deterministic assertions of plan §20.2 (camelCase of the YAML keys). Every key is optional;
  * an absent key asserts nothing. See docs in evals/README.md for the exact semantics of each.
  */
+/** `expected.children`: the child runs of `delegate.run` or of consensus rounds (issue 32). */
+export interface ChildrenExpectation {
+  /** The children's terminal statuses in creation order. */
+  readonly statuses?: readonly string[];
+  /** The parent's model calls and tokens are its own plus every child's. */
+  readonly usageSummed?: boolean;
+  /** The children's model-call limits together fit in what the parent had left when it delegated. */
+  readonly budgetCarved?: boolean;
+  /** Event counts summed over every child's events. */
+  readonly eventCounts?: Readonly<Partial<Record<EventType, number>>>;
+}
+
 export interface Expected {
   readonly terminalStatus?: TerminalRunStatus;
   readonly finalTextContains?: readonly string[];
@@ -77,6 +89,7 @@ export interface Expected {
   readonly conversationReplayable?: boolean;
   /** Every pair of executions of these tools overlapped in time: each started before the other ended. */
   readonly toolExecutionsOverlap?: readonly string[];
+  readonly children?: ChildrenExpectation;
   /** The SSE client that disconnected mid-run got, after Last-Event-ID, exactly the rest of the log. */
   readonly sseReplayExact?: boolean;
 }

@@ -189,6 +189,15 @@ function toExpected(e: CaseFile['expected']): Expected {
       argumentsSubset: t.arguments_subset ?? null,
     }));
   }
+  if (e.children !== undefined) {
+    const c = e.children;
+    out.children = {
+      ...(c.statuses !== undefined ? { statuses: c.statuses } : {}),
+      ...(c.usage_summed !== undefined ? { usageSummed: c.usage_summed } : {}),
+      ...(c.budget_carved !== undefined ? { budgetCarved: c.budget_carved } : {}),
+      ...(c.event_counts !== undefined ? { eventCounts: c.event_counts } : {}),
+    };
+  }
   if (e.artifacts !== undefined) {
     out.artifacts = e.artifacts.map((a) => ({
       name: a.name,

@@ -33,6 +33,22 @@ export interface SseObservation {
   readonly afterReconnect: readonly SseFrameSeen[];
 }
 
+/** One child run of the case's run (delegate.run or a consensus round), as it ended. */
+export interface ObservedChild {
+  readonly runId: string;
+  readonly status: string;
+  readonly usage: RunRecord['usage'];
+  readonly limits: RunRecord['limits'];
+  readonly events: readonly StoredEvent[];
+}
+
+/** The case's run as a parent: its usage and limits, and its children in creation order. */
+export interface DelegationObservation {
+  readonly usage: RunRecord['usage'];
+  readonly limits: RunRecord['limits'];
+  readonly children: readonly ObservedChild[];
+}
+
 /** Everything an eval case's assertions are checked against, collected after the run ended. */
 export interface Observation {
   readonly run: ObservedRun;
@@ -45,6 +61,8 @@ export interface Observation {
   readonly submittedTexts?: readonly string[];
   /** The SSE client of a `disconnect_sse` case; absent otherwise. */
   readonly sse?: SseObservation;
+  /** The run's children (read only for a case with `expected.children`). */
+  readonly delegation?: DelegationObservation;
 }
 
 /** One tool invocation as the events tell it, joined on `invocationId`. */

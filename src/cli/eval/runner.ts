@@ -11,6 +11,8 @@ import { checkExpectations } from './assertions';
 import type { EvalCase } from './case-types';
 import { driveRun, type Buses } from './drive-run';
 import type { EvalResult } from './eval-result';
+import type { DelegationObservation } from './observation';
+import type { RunRecord } from '../../domain/run/run';
 
 /**
  * Evaluations run as their own principal in the local tenant: the same policy and scopes as the
@@ -92,6 +94,7 @@ async function runCase(platform: Platform, buses: Buses, c: EvalCase, opts: RunS
       platform.store.listAfter(session.id, 0, principal, 1_000_000),
     ]);
     const submittedTexts = [...c.input.precedingTurns.map((t) => t.text), c.input.text];
+    const delegation = c.expected.children ? await observeChildren(platform, principal, run) : null;
     failures.push(
       ...checkExpectations(c.expected, {
         run,
@@ -100,12 +103,32 @@ async function runCase(platform: Platform, buses: Buses, c: EvalCase, opts: RunS
         submissions: submitted,
         submittedTexts,
         ...(sse ? { sse } : {}),
+        ...(delegation ? { delegation } : {}),
       }),
     );
     return done(failures, runId);
   } catch (e) {
     return done([`harness error: ${e instanceof Error ? e.message : String(e)}`], runId);
   }
+}
+
+/** The run's children (delegate.run or consensus rounds), each with its limits and events. */
+async function observeChildren(
+  platform: Platform,
+  principal: Principal,
+  run: RunRecord,
+): Promise<DelegationObservation> {
+  const children = await platform.childRunStore.childrenOf(run.id, principal.tenantId);
+  const observed = await Promise.all(
+    children.map(async (c) => {
+      const [row, events] = await Promise.all([
+        platform.runs.get(c.runId, principal),
+        platform.store.listRunEvents(c.runId, principal),
+      ]);
+      return { runId: c.runId, status: c.status, usage: c.usage, limits: row!.limits, events };
+    }),
+  );
+  return { usage: run.usage, limits: run.limits, children: observed };
 }
 
 /**

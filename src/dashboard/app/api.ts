@@ -175,6 +175,28 @@ export interface Run {
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
+  /** A consensus run's rounds, proposals, failures and synthesis (ADR 0047); null for any other run. */
+  consensus?: Consensus | null;
+}
+
+export interface Consensus {
+  question: string;
+  rounds: {
+    round: number;
+    role: string;
+    samples: { slot: number; engine: string; attempt: number; run_id: string }[];
+  }[];
+  proposals: { slot: number; engine: string; attempt: number; run_id: string; text: string }[];
+  failures: {
+    role: string;
+    slot: number;
+    engine: string;
+    attempt: number;
+    run_id: string;
+    status: string;
+    error: string;
+  }[];
+  synthesis: { run_id: string; synthesizer: string; text: string; proposals: string[] } | null;
 }
 
 export interface Approval {

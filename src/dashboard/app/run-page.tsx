@@ -1,4 +1,5 @@
 import { ChildLanes } from './child-lanes';
+import { ConsensusView } from './consensus-view';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Run } from './api';
 import { RunArtifacts } from './artifacts';
@@ -117,6 +118,12 @@ export function RunPage(props: { id: string }) {
             </tbody>
           </table>
         </div>
+      ) : null}
+      {run?.consensus ? (
+        <>
+          <h2>Consensus</h2>
+          <ConsensusView consensus={run.consensus} />
+        </>
       ) : null}
       {events.some((e) => e.type === 'run.waiting_for_children') ? (
         <>

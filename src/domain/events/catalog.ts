@@ -253,6 +253,62 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       ),
     }),
   },
+  'consensus.round_started': {
+    currentVersion: 1,
+    schema: obj({
+      roundId: uuid(),
+      round: int({ minimum: 1 }),
+      role: oneOfStr(['engine', 'synthesizer']),
+      question: str(),
+      quorum: int({ minimum: 1 }),
+      samples: arr(
+        obj({
+          slot: int({ minimum: 0 }),
+          engine: str({ minLength: 1 }),
+          attempt: int({ minimum: 1 }),
+          runId: uuid(),
+          sessionId: uuid(),
+        }),
+        { minItems: 1 },
+      ),
+    }),
+  },
+  'consensus.proposal_received': {
+    currentVersion: 1,
+    schema: obj({
+      roundId: uuid(),
+      slot: int({ minimum: 0 }),
+      engine: str({ minLength: 1 }),
+      attempt: int({ minimum: 1 }),
+      runId: uuid(),
+      sessionId: uuid(),
+      text: str(),
+    }),
+  },
+  'consensus.proposal_failed': {
+    currentVersion: 1,
+    schema: obj({
+      roundId: uuid(),
+      role: oneOfStr(['engine', 'synthesizer']),
+      slot: int({ minimum: 0 }),
+      engine: str({ minLength: 1 }),
+      attempt: int({ minimum: 1 }),
+      runId: uuid(),
+      status: oneOfStr(['completed', 'failed', 'cancelled', 'interrupted']),
+      error: str(),
+    }),
+  },
+  'consensus.synthesized': {
+    currentVersion: 1,
+    schema: obj({
+      roundId: uuid(),
+      runId: uuid(),
+      sessionId: uuid(),
+      synthesizer: str({ minLength: 1 }),
+      text: str(),
+      proposals: arr(uuid()),
+    }),
+  },
   // v2 (both): `scheduleId`, a scheduled run's schedule (issue 31: its notification); optional on
   // append and written only for a scheduled run; v1 upcasts to null.
   'run.completed': {

@@ -136,6 +136,50 @@ export interface EventPayloads extends MemoryEventPayloads {
     invocationId: string;
     children: { runId: string; status: 'completed' | 'failed' | 'cancelled' | 'interrupted'; usage: RunUsage }[];
   };
+  /**
+   * Consensus mode (ADR 0047): a round of child runs without tools, one per sample — the engines'
+   * (round 1, then re-samples of failed engines with a varied framing) or the synthesizer's — written
+   * with the children's sessions and runs and the parent's `run.waiting_for_children` (`roundId` is
+   * its `invocationId`).
+   */
+  'consensus.round_started': {
+    roundId: string;
+    round: number;
+    role: 'engine' | 'synthesizer';
+    question: string;
+    quorum: number;
+    samples: { slot: number; engine: string; attempt: number; runId: string; sessionId: string }[];
+  };
+  /** An engine's child run completed: its answer is one proposal (untrusted model output), at the join. */
+  'consensus.proposal_received': {
+    roundId: string;
+    slot: number;
+    engine: string;
+    attempt: number;
+    runId: string;
+    sessionId: string;
+    text: string;
+  };
+  /** An engine's (or the synthesizer's) child run ended without an answer, at the join. */
+  'consensus.proposal_failed': {
+    roundId: string;
+    role: 'engine' | 'synthesizer';
+    slot: number;
+    engine: string;
+    attempt: number;
+    runId: string;
+    status: 'completed' | 'failed' | 'cancelled' | 'interrupted';
+    error: string;
+  };
+  /** The synthesizer's child run answered: the one answer the agent delivers, from the proposals `proposals` (run ids). */
+  'consensus.synthesized': {
+    roundId: string;
+    runId: string;
+    sessionId: string;
+    synthesizer: string;
+    text: string;
+    proposals: string[];
+  };
   /** v2: `scheduleId` — the run's schedule (from its `run.queued` v4), written only for a scheduled run (issue 31). */
   'run.completed': { messageId: string | null; scheduleId?: string | null };
   'run.failed': { reason: FailureReason; message: string; errorCode: string | null; scheduleId?: string | null };

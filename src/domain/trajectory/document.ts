@@ -87,6 +87,13 @@ export interface TrajectoryDocument {
     readonly rules: readonly string[];
     readonly excluded: readonly string[];
   };
+  /** A child run's parent (`run.delegated`); absent for a turn. */
+  readonly parent_run_id?: string;
+  /**
+   * The run's child runs (delegate.run's briefs, consensus rounds) as documents of their own, in the
+   * order they were created; absent for a run without children (issue 32).
+   */
+  readonly children?: readonly TrajectoryDocument[];
 }
 
 /** What the builder needs besides the run's events. */

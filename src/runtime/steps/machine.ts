@@ -1,6 +1,7 @@
 import { nextStep } from '../../domain/run/next-step';
 import type { RunOutcome } from '../../domain/run/outcome';
 import { callModel } from './call-model';
+import { consensusStep } from './consensus';
 import { prepare } from './prepare';
 import { observed, type LeaseContext, type StepReport } from './run-context';
 import { runTools } from './run-tools';
@@ -17,6 +18,8 @@ export async function drive(ctx: LeaseContext): Promise<RunOutcome | 'stopped' |
   if (start.kind === 'stopped') return 'stopped';
   if (start.kind === 'ended') return start.outcome;
   const { prepared } = start;
+  // A turn answered by consensus (ADR 0047): its rounds are child runs; it never calls a model itself.
+  if (prepared.consensus) return consensusStep(ctx, prepared, prepared.consensus);
   let step = start.step;
   let report: StepReport = observed(start.first);
   for (;;) {

@@ -9,6 +9,7 @@ import type { ToolSpec } from '../../domain/tools/tool-spec';
 import { skillEnabled } from '../../tools/skills/skill-load';
 import { LeaseScope, type KnownCheckpoint } from '../lease-scope';
 import { ModelChain, type StartedCall } from '../model-chain';
+import { consensusOf } from './consensus';
 import type { LeaseContext, PreparedRun } from './run-context';
 
 /** A lease ready to step: what it found, the step it resumes at and what the resume point is. */
@@ -59,7 +60,19 @@ export async function prepare(
   const skills = deps.skills ? deps.skills.list().filter((sk) => skillEnabled(agent, sk.name)) : undefined;
   const delegates = run.parentRunId === null && delegationOffered(ctx, agent);
   const tools = toolsFor(ctx, agent, principal, run, delegates);
-  const prepared = { run, agent, principal, models, tools, skills, firstSequence, claimedThrough, delegates };
+  const consensus = await consensusOf(ctx, run, agent, principal);
+  const prepared = {
+    run,
+    agent,
+    principal,
+    models,
+    tools,
+    skills,
+    firstSequence,
+    claimedThrough,
+    delegates,
+    consensus,
+  };
   return { kind: 'ready', prepared, step, first: { kind: 'resumed', pending } };
 }
 

@@ -1,4 +1,5 @@
 import type { AgentSpec } from '../../domain/agent';
+import type { ConsensusRun } from '../../domain/consensus/settings';
 import type { Principal } from '../../domain/principal';
 import type { Observation } from '../../domain/run/next-step';
 import type { RunOutcome } from '../../domain/run/outcome';
@@ -112,6 +113,8 @@ export interface PreparedRun {
   readonly claimedThrough: number | null;
   /** The run may call `delegate.run` (offered to it; never to a child run). */
   readonly delegates: boolean;
+  /** The run is answered by consensus (ADR 0047): its settings and question; null for an ordinary turn. */
+  readonly consensus: ConsensusRun | null;
 }
 
 /** A tool call that must wait for a human (approval, review or user input). */

@@ -4,6 +4,10 @@
  * deterministic rules to the LATEST user message in the conversation (case-insensitive) and to
  * whether a result of the tool it wants is already in the conversation after that message.
  *
+ * 0. Consensus messages (ADR 0047; consensus-replies.ts), written by the consensus step, never typed:
+ *    "Consensus engine <i> of <n>…Question: <q>" -> "Engine <i> proposes: <what it would compute>."
+ *    (" (sample <k>)" for a re-sample); "Consensus synthesis…" -> "Consensus of <k> proposal(s) on
+ *    "<q>": engine 1 (<policy>) said "…"; …" quoting every proposal and naming engines without one.
  * 1. Time questions - "what time is it", "what's the time", "what is the current time",
  *    "current time", optionally followed by "in <IANA zone>" ("What time is it in Europe/Paris?"):
  *    - no `system.current_time` result yet: calls `system.current_time` with `{timezone}`

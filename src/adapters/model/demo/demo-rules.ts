@@ -2,6 +2,7 @@ import { textOf, type ConversationItem, type ToolResultItem } from '../../../dom
 import type { ModelRequest } from '../../../domain/model/model-events';
 import { parseActionRequest, type ActionRequest } from './action-requests';
 import { extractArithmeticExpression } from './arithmetic-question';
+import { consensusReply } from './consensus-replies';
 import { parseTimeQuestion } from './time-question';
 import { memoryDecision, rememberedTimeZone, type MemoryRule } from './memory-requests';
 import { parseScheduleAsk, scheduleStep, type ScheduleAsk } from './schedule-requests';
@@ -38,6 +39,7 @@ export type DemoRule =
   | 'skill'
   | 'schedule'
   | 'delegate'
+  | 'consensus'
   | MemoryRule;
 export const SKILL_LOAD_TOOL = 'skill.load';
 
@@ -57,6 +59,8 @@ export function decideDemoReply(request: ModelRequest): DemoDecision {
   const { message, after } = latestUserTurn(request.conversation);
   const offered = new Set(request.tools.map((t) => t.name));
 
+  const consensus = consensusReply(message);
+  if (consensus !== null) return { kind: 'text', rule: 'consensus', text: consensus };
   const memory = memoryDecision(message, request.conversation, offered, after);
   if (memory !== null) return memory;
   const scheduled = parseScheduleAsk(message);
