@@ -255,11 +255,6 @@ export function SessionPage(props: { id: string }) {
   const [session, setSession] = useState<Session | null>(null);
   const [loadError, setLoadError] = useState<unknown>(null);
   const { events, deltas, conn } = useEventLog(loadError ? null : `/v1/sessions/${props.id}/events`);
-  const [text, setText] = useState('');
-  const [strategy, setStrategy] = useState<Strategy>('enqueue');
-  const [sendError, setSendError] = useState<unknown>(null);
-  const [sending, setSending] = useState(false);
-  const draft = useRef<{ key: string; text: string } | null>(null);
   const bottom = useRef<HTMLDivElement>(null);
   const tools = useMemo<ToolNames>(() => new Map(), [props.id]);
 
@@ -276,33 +271,6 @@ export function SessionPage(props: { id: string }) {
   useEffect(() => {
     bottom.current?.scrollIntoView({ block: 'end' });
   }, [events.length, Object.values(deltas).join('').length]);
-
-  const send = async (ev: Event) => {
-    ev.preventDefault();
-    // The same text keeps its key, so a retried submission can never start a second run.
-    if (!draft.current || draft.current.text !== text) draft.current = { key: newKey(), text };
-    const sent = text;
-    setSending(true);
-    try {
-      await postIdempotent(
-        `/v1/sessions/${props.id}/messages`,
-        { content: [{ type: 'text', text }], ...(working ? { multitask_strategy: strategy } : {}) },
-        draft.current.key,
-      );
-      draft.current = null;
-      // Clear only what was sent: the run can answer (over SSE) before this response arrives, and
-      // the next message typed meanwhile must survive.
-      setText((current) => (current === sent ? '' : current));
-      setSendError(null);
-    } catch (e) {
-      reportAuth(e);
-      setSendError(e);
-      // A refusal (not a lost request) is final for this body: the next attempt gets a fresh key.
-      if (!(e instanceof Error && 'status' in e && (e as { status: number }).status === 0)) draft.current = null;
-    } finally {
-      setSending(false);
-    }
-  };
 
   if (loadError)
     return (
@@ -338,13 +306,58 @@ export function SessionPage(props: { id: string }) {
         ))}
       </div>
       <div ref={bottom} />
+      <Composer sessionId={props.id} working={working} lastStatus={last?.status} />
+    </section>
+  );
+}
+
+/**
+ * The message composer: Enter sends, Shift+Enter breaks the line; each text keeps one
+ * Idempotency-Key until it is accepted or refused. While the last run works it offers the multitask
+ * strategy (issue 33, ADR 0038), enqueue by default.
+ */
+function Composer(props: { sessionId: string; working: boolean; lastStatus: string | undefined }) {
+  const [text, setText] = useState('');
+  const [strategy, setStrategy] = useState<Strategy>('enqueue');
+  const [sendError, setSendError] = useState<unknown>(null);
+  const [sending, setSending] = useState(false);
+  const draft = useRef<{ key: string; text: string } | null>(null);
+  const send = async (ev: Event) => {
+    ev.preventDefault();
+    // The same text keeps its key, so a retried submission can never start a second run.
+    if (!draft.current || draft.current.text !== text) draft.current = { key: newKey(), text };
+    const sent = text;
+    setSending(true);
+    try {
+      await postIdempotent(
+        `/v1/sessions/${props.sessionId}/messages`,
+        { content: [{ type: 'text', text }], ...(props.working ? { multitask_strategy: strategy } : {}) },
+        draft.current.key,
+      );
+      draft.current = null;
+      // Clear only what was sent: the run can answer (over SSE) before this response arrives, and
+      // the next message typed meanwhile must survive.
+      setText((current) => (current === sent ? '' : current));
+      setSendError(null);
+    } catch (e) {
+      reportAuth(e);
+      setSendError(e);
+      // A refusal (not a lost request) is final for this body: the next attempt gets a fresh key.
+      if (!(e instanceof Error && 'status' in e && (e as { status: number }).status === 0)) draft.current = null;
+    } finally {
+      setSending(false);
+    }
+  };
+
+  return (
+    <>
       <form class="composer" onSubmit={(e) => void send(e)}>
         <label class="grow">
           <span class="sr-only">Message</span>
           <textarea
             name="message"
             rows={2}
-            placeholder={last?.status === 'waiting_for_user' ? 'Your answer…' : 'Message the agent…'}
+            placeholder={props.lastStatus === 'waiting_for_user' ? 'Your answer…' : 'Message the agent…'}
             value={text}
             onInput={(e) => setText(e.currentTarget.value)}
             onKeyDown={(e) => {
@@ -355,7 +368,7 @@ export function SessionPage(props: { id: string }) {
             }}
           />
         </label>
-        {working ? (
+        {props.working ? (
           <label>
             <span class="sr-only">While the agent works</span>
             <select
@@ -372,18 +385,18 @@ export function SessionPage(props: { id: string }) {
             </select>
           </label>
         ) : null}
-        <button type="submit" disabled={sending} aria-describedby={working ? 'composer-wait' : undefined}>
+        <button type="submit" disabled={sending} aria-describedby={props.working ? 'composer-wait' : undefined}>
           {sending ? 'Sending…' : 'Send'}
         </button>
       </form>
-      {working ? (
+      {props.working ? (
         <p id="composer-wait" class="muted" data-composer-wait>
-          {last?.status === 'waiting_for_approval'
+          {props.lastStatus === 'waiting_for_approval'
             ? 'The last run waits for an approval in the console; a new message is handled as picked: queued after it, or interrupting it.'
             : 'The agent is still working on the last message; a new message is handled as picked: queued after it, or interrupting it.'}
         </p>
       ) : null}
       <ErrorText error={sendError} />
-    </section>
+    </>
   );
 }
