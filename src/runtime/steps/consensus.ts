@@ -6,6 +6,7 @@ import { consensusQuestion, consensusSettingsOf, type ConsensusRun } from '../..
 import { childBatch } from '../../domain/delegation/materialize';
 import type { AgentSpec } from '../../domain/agent';
 import type { StoredEvent } from '../../domain/events/payloads';
+import { ContextBuildError, CorruptEventError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import { deadlineCheck } from '../../domain/run/budgets';
 import type { FailureReason } from '../../domain/run/failure';
@@ -33,8 +34,7 @@ export async function consensusOf(
   const own = (events: readonly StoredEvent[]) =>
     events.find((e) => e.type === 'user.message.created' && e.runId === run.id) as
       StoredEvent<'user.message.created'> | undefined;
-  const message =
-    own(ctx.claim.preloaded?.sessionTail ?? []) ?? own(await ctx.deps.store.listRunEvents(run.id, principal));
+  const message = own(ctx.claim.preloaded?.sessionTail ?? []) ?? own(await runEventsForContext(ctx, run.id, principal));
   if (!message) return null;
   const text = message.data.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
   const question = consensusQuestion(text, settings);
@@ -124,4 +124,18 @@ function budgetReason(message: string): FailureReason {
   if (message.includes('cost')) return 'cost_budget_exceeded';
   if (message.includes('deadline')) return 'deadline_exceeded';
   return 'max_steps_exceeded';
+}
+
+/**
+ * The run's events, read to find its message before the context build would: an event this build
+ * cannot read fails the run the way the context build does (`context build failed: …`, naming it).
+ */
+async function runEventsForContext(ctx: LeaseContext, runId: string, principal: Principal): Promise<StoredEvent[]> {
+  try {
+    return await ctx.deps.store.listRunEvents(runId, principal);
+  } catch (e) {
+    if (e instanceof CorruptEventError)
+      throw new ContextBuildError(`context build failed: ${e.message}`, e.details, { cause: e });
+    throw e;
+  }
 }
