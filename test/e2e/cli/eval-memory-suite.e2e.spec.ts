@@ -44,5 +44,5 @@ it('gives the figures as JSON', async () => {
 it('refuses an unknown suite with exit 2', async () => {
   const r = await agentCli(['eval', 'run', '--suite', 'nope'], env());
   expect(r.code).toBe(2);
-  expect(r.stderr).toContain('unknown suite "nope" (cases or memory)');
+  expect(r.stderr).toContain('unknown suite "nope" (cases, delegation or memory)');
 });
