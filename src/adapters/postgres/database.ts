@@ -67,9 +67,9 @@ export class Database {
       max,
       application_name: 'agent-core',
       pipeline: true,
-      // Bounded waits (ADR 0049): a connection the server never
-      // answers, a full pool, or a socket whose far end vanished mid-query would otherwise wait
-      // forever, and every later request of the process would queue behind them (docs/operations/ha.md).
+      // Bounded waits (ADR 0049): a connection the server never answers, a full pool, or a socket
+      // whose far end vanished mid-query would otherwise wait forever, and every later request of
+      // the process would queue behind them (docs/operations/ha.md).
       connectionTimeoutMillis: timeouts.connectMs,
       query_timeout: timeouts.queryMs > 0 ? timeouts.queryMs : undefined,
       keepAlive: true,
