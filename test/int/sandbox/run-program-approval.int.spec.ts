@@ -1,22 +1,16 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { silentLogger } from '../../../src/adapters/logging/pino-logger';
-import { NamespaceExecutionEnvironment } from '../../../src/adapters/sandbox/namespace-environment';
-import { SandboxService } from '../../../src/adapters/sandbox/sandbox-service';
 import { projectRoot } from '../../../src/config/project-root';
-import { DEFAULT_ENV_ALLOWLIST } from '../../../src/domain/sandbox/request-checks';
 import type { StoredEvent } from '../../../src/domain/events/payloads';
-import { createTestDb, type TestDb } from '../../support/test-db';
-import { call, startApi, type ApiHarness } from '../api/api-harness';
+import { call, type ApiHarness } from '../api/api-harness';
+import { SANDBOX_RUNNABLE, startSandboxedApi, type SandboxedApi } from './sandboxed-api';
 
 /**
  * A bridged call that needs a human's approval (issue 28, plan §8.5): the program is stopped, the
  * run waits on the approval exactly as for a model's call, and after the decision the program runs
  * again from the start, its earlier bridged calls answered from their records — nothing runs twice.
  */
-const runnable = fs.existsSync('/usr/bin/bwrap') && fs.existsSync('/usr/bin/python3');
-const d = runnable ? describe : describe.skip;
+const d = SANDBOX_RUNNABLE ? describe : describe.skip;
 
 const BRIDGER = `
 id: bridger
@@ -30,50 +24,21 @@ policy_profile: default
 limits: { max_steps: 10, max_model_calls: 20, max_tool_calls: 20, deadline_seconds: 300 }
 `;
 
-let tdb: TestDb;
+let sandboxed: SandboxedApi;
 let h: ApiHarness;
-let dir: string;
-let service: SandboxService;
-const saved = { socket: process.env.SANDBOX_SOCKET, adapter: process.env.SANDBOX_ADAPTER };
 
 beforeAll(async () => {
-  if (!runnable) return;
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sbx-approval-'));
-  fs.chmodSync(dir, 0o755);
-  const configDir = path.join(dir, 'config');
-  fs.cpSync(path.join(projectRoot(), 'config'), configDir, { recursive: true });
-  fs.writeFileSync(path.join(configDir, 'agents', 'bridger.yaml'), BRIDGER);
-  const socketPath = path.join(dir, 'run', 'sandboxd.sock');
-  const bridgeDir = path.join(dir, 'bridge');
-  service = new SandboxService({
-    socketPath,
-    adapter: new NamespaceExecutionEnvironment({
-      root: path.join(dir, 'sandboxes'),
-      envAllowlist: DEFAULT_ENV_ALLOWLIST,
-      bridgeDir,
-    }),
-    log: silentLogger,
+  if (!SANDBOX_RUNNABLE) return;
+  sandboxed = await startSandboxedApi('sbx-approval-', (dir) => {
+    const configDir = path.join(dir, 'config');
+    fs.cpSync(path.join(projectRoot(), 'config'), configDir, { recursive: true });
+    fs.writeFileSync(path.join(configDir, 'agents', 'bridger.yaml'), BRIDGER);
+    return { configDir, defaultAgentId: 'bridger' };
   });
-  await service.start();
-  process.env.SANDBOX_SOCKET = socketPath;
-  process.env.SANDBOX_ADAPTER = 'namespace';
-  process.env.SANDBOX_BRIDGE_DIR = bridgeDir;
-  tdb = await createTestDb();
-  h = await startApi(tdb.url, { dataDir: dir, configDir, defaultAgentId: 'bridger' }, { worker: true });
+  h = sandboxed.h;
 }, 120_000);
 afterAll(async () => {
-  if (!runnable) return;
-  await h?.close();
-  await tdb.drop();
-  await service.stop();
-  for (const [k, v] of [
-    ['SANDBOX_SOCKET', saved.socket],
-    ['SANDBOX_ADAPTER', saved.adapter],
-  ] as const)
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  delete process.env.SANDBOX_BRIDGE_DIR;
-  fs.rmSync(dir, { recursive: true, force: true });
+  await sandboxed?.close();
 });
 
 const of = <T extends StoredEvent['type']>(events: StoredEvent[], type: T) =>

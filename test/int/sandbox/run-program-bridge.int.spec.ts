@@ -1,13 +1,6 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { silentLogger } from '../../../src/adapters/logging/pino-logger';
-import { NamespaceExecutionEnvironment } from '../../../src/adapters/sandbox/namespace-environment';
-import { SandboxService } from '../../../src/adapters/sandbox/sandbox-service';
-import { DEFAULT_ENV_ALLOWLIST } from '../../../src/domain/sandbox/request-checks';
 import type { StoredEvent } from '../../../src/domain/events/payloads';
-import { createTestDb, type TestDb } from '../../support/test-db';
-import { call, readSse, startApi, type ApiHarness } from '../api/api-harness';
+import { call, readSse, type ApiHarness } from '../api/api-harness';
+import { SANDBOX_RUNNABLE, startSandboxedApi, type SandboxedApi } from './sandboxed-api';
 
 /**
  * sandbox.run_program end to end through the API (issue 28, plan §8.5): the demo model calls the
@@ -15,50 +8,18 @@ import { call, readSse, startApi, type ApiHarness } from '../api/api-harness';
  * each bridged call goes through the run's tool pipeline and is recorded as `tool.call.*` with
  * `via: bridge` under the program's invocation — and the run makes one tool round trip of the model.
  */
-const runnable = fs.existsSync('/usr/bin/bwrap') && fs.existsSync('/usr/bin/python3');
-const d = runnable ? describe : describe.skip;
+const d = SANDBOX_RUNNABLE ? describe : describe.skip;
 
-let tdb: TestDb;
+let sandboxed: SandboxedApi;
 let h: ApiHarness;
-let dir: string;
-let service: SandboxService;
-const saved = { socket: process.env.SANDBOX_SOCKET, adapter: process.env.SANDBOX_ADAPTER };
 
 beforeAll(async () => {
-  if (!runnable) return;
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sbx-prog-'));
-  fs.chmodSync(dir, 0o755);
-  const socketPath = path.join(dir, 'run', 'sandboxd.sock');
-  const bridgeDir = path.join(dir, 'bridge');
-  service = new SandboxService({
-    socketPath,
-    adapter: new NamespaceExecutionEnvironment({
-      root: path.join(dir, 'sandboxes'),
-      envAllowlist: DEFAULT_ENV_ALLOWLIST,
-      bridgeDir,
-    }),
-    log: silentLogger,
-  });
-  await service.start();
-  process.env.SANDBOX_SOCKET = socketPath;
-  process.env.SANDBOX_ADAPTER = 'namespace';
-  process.env.SANDBOX_BRIDGE_DIR = bridgeDir;
-  tdb = await createTestDb();
-  h = await startApi(tdb.url, { dataDir: dir }, { worker: true });
+  if (!SANDBOX_RUNNABLE) return;
+  sandboxed = await startSandboxedApi('sbx-prog-');
+  h = sandboxed.h;
 }, 120_000);
 afterAll(async () => {
-  if (!runnable) return;
-  await h?.close();
-  await tdb.drop();
-  await service.stop();
-  for (const [k, v] of [
-    ['SANDBOX_SOCKET', saved.socket],
-    ['SANDBOX_ADAPTER', saved.adapter],
-  ] as const)
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  delete process.env.SANDBOX_BRIDGE_DIR;
-  fs.rmSync(dir, { recursive: true, force: true });
+  await sandboxed?.close();
 });
 
 const of = <T extends StoredEvent['type']>(events: StoredEvent[], type: T) =>
