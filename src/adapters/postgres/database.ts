@@ -108,17 +108,28 @@ export class Database {
     return this.inTransaction(fn).catch(rethrow);
   }
 
-  private async inTransaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  private inTransaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.withClient(async (client) => {
+      await client.query('BEGIN');
+      return await commitOrRollBack(client, () => fn(client));
+    });
+  }
+
+  /**
+   * Runs `fn` on a pooled client, then returns the client to the pool — or destroys it when `fn`
+   * failed because its connection broke or a query on it timed out: such a client must never carry
+   * another transaction.
+   */
+  private async withClient<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let failure: unknown;
     try {
-      await client.query('BEGIN');
-      return await commitOrRollBack(client, () => fn(client));
+      return await fn(client);
     } catch (e) {
       failure = e;
       throw e;
     } finally {
-      releaseAfter(client, failure);
+      client.release(failure !== undefined && isDatabaseUnavailable(failure) ? (failure as Error) : undefined);
     }
   }
 
@@ -149,9 +160,7 @@ export class Database {
     fn: (client: PoolClient, first: { rows: R[]; rowCount: number | null }) => Promise<T | Committed<T>>,
   ): Promise<T> {
     const execute = `BEGIN; EXECUTE ${statement.name}${args.length > 0 ? `(${args.join(', ')})` : ''}`;
-    const client = await this.pool.connect();
-    let failure: unknown;
-    try {
+    return this.withClient(async (client) => {
       for (let attempt = 1; ; attempt++) {
         let names = this.prepared.get(client);
         if (!names) this.prepared.set(client, (names = new Set()));
@@ -176,12 +185,7 @@ export class Database {
         }
         return await commitOrRollBack(client, () => fn(client, results[1]));
       }
-    } catch (e) {
-      failure = e;
-      throw e;
-    } finally {
-      releaseAfter(client, failure);
-    }
+    });
   }
 
   /**
@@ -198,9 +202,7 @@ export class Database {
       if (arg === undefined) throw new Error(`${statement.name}: no argument for ${whole}`);
       return `(${arg})`;
     });
-    const client = await this.pool.connect();
-    let failure: unknown;
-    try {
+    return this.withClient(async (client) => {
       let results: { rows: R[]; rowCount: number | null }[];
       try {
         results = (await client.query<R>(`BEGIN; ${text}`)) as unknown as typeof results;
@@ -209,25 +211,12 @@ export class Database {
         throw e;
       }
       return await commitOrRollBack(client, () => fn(client, results[1]));
-    } catch (e) {
-      failure = e;
-      throw e;
-    } finally {
-      releaseAfter(client, failure);
-    }
+    });
   }
 
   async close(): Promise<void> {
     await this.pool.end();
   }
-}
-
-/**
- * Returns `client` to the pool, or destroys it when `failure` says its connection is broken or a
- * query on it timed out: such a client must never carry another transaction.
- */
-function releaseAfter(client: PoolClient, failure: unknown): void {
-  client.release(failure !== undefined && isDatabaseUnavailable(failure) ? (failure as Error) : undefined);
 }
 
 /** A statement `Database.transactionFromPrepared` prepares per connection under `name`. */
