@@ -5,6 +5,7 @@ import { envNumber } from './support/env';
 import { printTable } from './support/print-table';
 import { AgentCoreTurn } from './peers/agent-core-turn';
 import { DirectTurn } from './peers/direct-turn';
+import { lanes } from './peers/lanes';
 import { LangGraphTurn } from './peers/langgraph-turn';
 import { perTurn, walBetween, walByRelation, walPosition, type WalTally } from './peers/wal-tally';
 
@@ -101,17 +102,6 @@ async function printBreakdown(admin: Client, name: string, from: string, to: str
     );
 }
 
-async function lanes(n: number, concurrency: number, turn: () => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < n) {
-      next += 1;
-      await turn();
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, lane));
-}
-
 function report(
   server: string,
   contenders: readonly Contender[],
@@ -154,7 +144,7 @@ function report(
     [
       { header: 'turns/s (median of blocks)' },
       { header: 'sequential', right: true },
-      { header: 'p50 per turn', right: true },
+      { header: 'time per turn', right: true },
       { header: 'vs LangGraph', right: true },
       { header: '4 concurrent', right: true },
       { header: 'vs LangGraph', right: true },

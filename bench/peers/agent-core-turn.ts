@@ -4,6 +4,8 @@ import { CreateSessionCommand, CreateSessionHandler } from '../../src/applicatio
 import { SubmitMessageCommand, SubmitMessageHandler } from '../../src/application/runs/submit-message';
 import { LOCAL_PRINCIPAL } from '../../src/domain/principal';
 import type { Worker } from '../../src/runtime/worker';
+import type { StoredEvent } from '../../src/domain/events/payloads';
+import { lanes } from './lanes';
 
 /**
  * agent-core's calculator turn end to end, in-process: the session created and the message
@@ -15,6 +17,7 @@ export class AgentCoreTurn {
     private readonly worker: Worker,
     private readonly sessions: CreateSessionHandler,
     private readonly messages: SubmitMessageHandler,
+    private readonly ended: RunEnds,
   ) {}
 
   static async open(url: string, concurrency: number): Promise<AgentCoreTurn> {
@@ -24,41 +27,35 @@ export class AgentCoreTurn {
     );
     const settings = { defaultAgentId: 'general', maxMessageChars: 32_000 };
     const p = platform;
-    const worker = p.createWorker({ concurrency, pollIntervalMs: 60_000, drainMs: 1000 });
+    const ended = new RunEnds();
+    const worker = p.createWorker({
+      concurrency,
+      pollIntervalMs: 60_000,
+      drainMs: 1000,
+      onCommitted: (events) => ended.observe(events),
+    });
     await worker.start();
     return new AgentCoreTurn(
       p,
       worker,
       new CreateSessionHandler(p.store, p.agents, p.ids, settings),
       new SubmitMessageHandler(p.store, p.sessions, p.agents, p.ids, settings, p.runs, p.toolRecords),
+      ended,
     );
   }
 
-  /** One turn; resolves when the worker has finished it. */
-  async turn(text: string): Promise<void> {
-    const s = await this.sessions.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
-    const target = this.worker.stats.finished + 1;
-    await this.messages.execute(
-      new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text, null, { modelPolicy: 'fake:calculator_then_answer' }),
-    );
-    while (this.worker.stats.finished < target) await new Promise((r) => setImmediate(r));
-  }
-
-  /** `n` turns, `concurrency` at a time; resolves when the worker has finished them all. */
+  /**
+   * `n` turns, `concurrency` at a time: each lane creates a session, submits, and waits for that run
+   * to end (its terminal commit, seen by the worker's commit observer) before its next turn.
+   */
   async turns(text: string, n: number, concurrency: number): Promise<void> {
-    const target = this.worker.stats.finished + n;
-    let next = 0;
-    const lane = async () => {
-      while (next < n) {
-        next += 1;
-        const s = await this.sessions.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
-        await this.messages.execute(
-          new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text, null, { modelPolicy: 'fake:calculator_then_answer' }),
-        );
-      }
-    };
-    await Promise.all(Array.from({ length: concurrency }, lane));
-    while (this.worker.stats.finished < target) await new Promise((r) => setTimeout(r, 1));
+    await lanes(n, concurrency, async () => {
+      const s = await this.sessions.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
+      const r = await this.messages.execute(
+        new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text, null, { modelPolicy: 'fake:calculator_then_answer' }),
+      );
+      await this.ended.wait(r.runId);
+    });
   }
 
   async close(): Promise<void> {
@@ -66,3 +63,28 @@ export class AgentCoreTurn {
     await this.platform.close();
   }
 }
+
+/** Resolves a waiter when its run's terminal event commits (the worker's commit observer feeds it). */
+class RunEnds {
+  private readonly done = new Set<string>();
+  private readonly waiting = new Map<string, () => void>();
+
+  observe(events: readonly StoredEvent[]): void {
+    for (const e of events) {
+      if (!TERMINAL.has(e.type) || e.runId === null) continue;
+      const wake = this.waiting.get(e.runId);
+      if (wake) {
+        this.waiting.delete(e.runId);
+        wake();
+      } else this.done.add(e.runId);
+    }
+  }
+
+  /** Resolves when `runId` has ended (it may have ended before the submit returned its id). */
+  wait(runId: string): Promise<void> {
+    if (this.done.delete(runId)) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.set(runId, resolve));
+  }
+}
+
+const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
