@@ -4,5 +4,5 @@
  * this folder is internal to it.
  */
 export { Database, type Queryable } from './database';
-export { decodeEvent, EVENT_COLUMNS, type EventRow } from './event-codec';
+export { decodeEvent, EVENT_COLUMNS, EVENT_COLUMNS_OF_E, RUN_EVENTS_JOIN, type EventRow } from './event-codec';
 export { isoOf, isoOrNull, UUID_PATTERN } from './keyset-cursor';

@@ -7,7 +7,14 @@ import {
   type TrajectoryDocument,
 } from '../../domain/trajectory/document';
 import type { ExportFilters, ExportProgress, ExportRun, TrajectoryExports } from '../../ports/trajectory';
-import { decodeEvent, EVENT_COLUMNS, UUID_PATTERN, type Database, type EventRow } from '../postgres';
+import {
+  decodeEvent,
+  EVENT_COLUMNS_OF_E,
+  RUN_EVENTS_JOIN,
+  UUID_PATTERN,
+  type Database,
+  type EventRow,
+} from '../postgres';
 import { replaceSecrets, TrajectoryVerificationError, verifyDocument } from './redaction';
 
 /** Runs read per page: their terminal events in one query, then all their events in a second. */
@@ -293,7 +300,8 @@ export class TrajectoryExporter implements TrajectoryExports {
 
   private async eventsOf(runIds: readonly string[]): Promise<Map<string, StoredEvent[]>> {
     const res = await this.deps.db.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, id`,
+      `SELECT ${EVENT_COLUMNS_OF_E} FROM runs r JOIN events e ON ${RUN_EVENTS_JOIN('r')}
+        WHERE r.id = ANY($1::uuid[]) ORDER BY e.run_id, e.id`,
       [runIds],
     );
     const out = new Map<string, StoredEvent[]>();

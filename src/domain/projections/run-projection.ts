@@ -16,7 +16,9 @@ export const runProjection: Projection = {
   // v5: `parent_run_id` and `delegation` of a child run (run.delegated, ADR 0037), `waiting_for_children`.
   // v6: `queued_behind` and `interrupt` (issue 33, ADR 0038).
   // v7: `schedule_id` (run.queued v4, issue 31).
-  version: 7,
+  // v8: `first_sequence`, where the run's events start in its session's stream (its user message):
+  // reads of a run's events start there (ADR 0054).
+  version: 8,
   keyColumn: 'id',
   columns: [
     'id',
@@ -48,6 +50,7 @@ export const runProjection: Projection = {
     'scopes',
     'queued_behind',
     'schedule_id',
+    'first_sequence',
     'interrupt',
     'created_at',
     'updated_at',
@@ -101,12 +104,23 @@ function queuedRow(e: StoredEvent<'run.queued'>): Row {
     scopes: e.data.scopes,
     queued_behind: e.data.queuedBehind ?? null,
     schedule_id: e.data.scheduleId ?? null,
+    first_sequence: firstSequence(e),
     interrupt: null,
     created_at: e.createdAt,
     updated_at: e.createdAt,
     started_at: null,
     completed_at: null,
   };
+}
+
+/**
+ * Where the run's events start in its session's stream: its user message, which the session decider
+ * appends right before `run.queued` in the same batch (every run is queued by a submitted message);
+ * `run.queued` itself for a run without one. Reads may start earlier than a run's first event, never
+ * later: they filter by `run_id`.
+ */
+function firstSequence(e: StoredEvent<'run.queued'>): number {
+  return e.data.userMessageId !== null ? e.sequence - 1 : e.sequence;
 }
 
 /** The row after a run lifecycle event (status, lease, attempts, deadlines); null for any other event. */

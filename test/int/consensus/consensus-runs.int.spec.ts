@@ -1,6 +1,7 @@
 import type { StoredEvent } from '../../../src/domain/events/payloads';
 import { LOCAL_PRINCIPAL } from '../../../src/domain/principal';
 import { createTestDb, type TestDb } from '../../support/test-db';
+import { expectRunEventRanges } from '../../support/run-event-ranges';
 import { makeConfigDir } from '../mcp/mcp-support';
 import { call, readSse, startApi, type ApiHarness } from '../api/api-harness';
 
@@ -168,5 +169,9 @@ describe('consensus mode (issue 32, ADR 0047)', () => {
     expect((await call(h.base, 'GET', `/v1/runs/${plain}`)).body).toEqual(
       expect.objectContaining({ final_text: 'The result is 42.', children: [], consensus: null }),
     );
+  });
+
+  it('reads every run’s events from its session range exactly as the log holds them (ADR 0054)', async () => {
+    expect(await expectRunEventRanges(h.t.platform.db, h.t.platform.store)).toBeGreaterThan(0);
   });
 });

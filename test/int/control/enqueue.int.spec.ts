@@ -1,4 +1,5 @@
 import { createTestDb, type TestDb } from '../../support/test-db';
+import { expectRunEventRanges } from '../../support/run-event-ranges';
 import { call, startApi, type ApiHarness } from '../api/api-harness';
 import { CreateSessionCommand } from '../../../src/application/sessions/create-session';
 import { SubmitMessageCommand } from '../../../src/application/runs/submit-message';
@@ -139,5 +140,9 @@ describe('bad input: nothing is changed', () => {
     expect(r.body.error.code).toBe('validation_error');
     expect(r.body.error.message).toMatch(/multitask_strategy/);
     expect(await h.eventCount()).toBe(before);
+  });
+
+  it('reads every run’s events from its session range exactly as the log holds them (ADR 0054)', async () => {
+    expect(await expectRunEventRanges(h.t.platform.db, h.t.platform.store)).toBeGreaterThan(0);
   });
 });

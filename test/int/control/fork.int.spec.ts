@@ -1,4 +1,5 @@
 import { createTestDb, type TestDb } from '../../support/test-db';
+import { expectRunEventRanges } from '../../support/run-event-ranges';
 import { call, readSse, startApi, type ApiHarness, type WireBody } from '../api/api-harness';
 import { LOCAL_PRINCIPAL } from '../../../src/domain/principal';
 import { rebuildProjections } from '../../../src/adapters/postgres/projection-rebuild';
@@ -171,5 +172,9 @@ describe('fork: a new session from a point of another, by reference', () => {
       });
     }
     expect(report.projections.map((p) => p.name)).toContain('sessions');
+  });
+
+  it('reads every run’s events from its session range exactly as the log holds them (ADR 0054)', async () => {
+    expect(await expectRunEventRanges(h.t.platform.db, h.t.platform.store)).toBeGreaterThan(0);
   });
 });

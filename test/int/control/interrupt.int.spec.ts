@@ -1,4 +1,5 @@
 import { createTestDb, type TestDb } from '../../support/test-db';
+import { expectRunEventRanges } from '../../support/run-event-ranges';
 import { call, startApi, type ApiHarness } from '../api/api-harness';
 import { CreateSessionCommand } from '../../../src/application/sessions/create-session';
 import { SubmitMessageCommand } from '../../../src/application/runs/submit-message';
@@ -180,4 +181,8 @@ describe('the read models rebuild from these events', () => {
     }
     expect(report.projections.map((p) => p.name)).toEqual(expect.arrayContaining(['runs', 'sessions']));
   }, 120_000);
+
+  it('reads every run’s events from its session range exactly as the log holds them (ADR 0054)', async () => {
+    expect(await expectRunEventRanges(h.t.platform.db, h.t.platform.store)).toBeGreaterThan(0);
+  });
 });

@@ -1,6 +1,7 @@
 import { LOCAL_PRINCIPAL } from '../../../src/domain/principal';
 import type { StoredEvent } from '../../../src/domain/events/payloads';
 import { createTestDb, type TestDb } from '../../support/test-db';
+import { expectRunEventRanges } from '../../support/run-event-ranges';
 import { call, startApi, type ApiHarness } from '../api/api-harness';
 
 let tdb: TestDb;
@@ -127,5 +128,9 @@ describe('child runs (issue 32, ADR 0037)', () => {
     const after = await h.t.platform.store.listAfter(sessionId, before.at(-1)!.sequence, LOCAL_PRINCIPAL);
     expect(after.map((e) => e.type)).toEqual(['run.cancelled']);
     expect(after.every((e) => e.runId === runId)).toBe(true);
+  });
+
+  it('reads every run’s events from its session range exactly as the log holds them (ADR 0054)', async () => {
+    expect(await expectRunEventRanges(h.t.platform.db, h.t.platform.store)).toBeGreaterThan(0);
   });
 });

@@ -42,9 +42,17 @@ export class PgEventStore implements EventStore {
     return res.rows.map(decodeEvent);
   }
 
+  /**
+   * A run's events: read from its session's stream, from the run's first sequence on (a range of
+   * `events_session_sequence_key`; ADR 0054), and filtered by run. Within a session, sequence order is append order.
+   */
   async listRunEvents(runId: string, principal: Principal, afterSequence = 0): Promise<StoredEvent[]> {
     const res = await this.db.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE run_id = $1 AND tenant_id = $2 AND sequence > $3 ORDER BY id`,
+      `SELECT ${EVENT_COLUMNS} FROM events
+        WHERE session_id = (SELECT session_id FROM runs WHERE id = $1)
+          AND sequence >= GREATEST((SELECT first_sequence FROM runs WHERE id = $1), $3 + 1)
+          AND run_id = $1 AND tenant_id = $2
+        ORDER BY sequence`,
       [runId, principal.tenantId, afterSequence],
     );
     return res.rows.map(decodeEvent);

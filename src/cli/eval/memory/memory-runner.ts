@@ -109,12 +109,13 @@ interface Retrieved {
 
 /** Every memory the run's `memory.retrieved` traces name, with its current text and status. */
 async function retrievedBy(platform: Platform, runId: string): Promise<Retrieved[]> {
-  const traces = (
-    await platform.db.query<{ id: string; payload: { purpose: string; items: { memoryId: string; rank: number }[] } }>(
-      `SELECT id, payload FROM events WHERE run_id = $1 AND event_type = 'memory.retrieved' ORDER BY id`,
-      [runId],
-    )
-  ).rows.flatMap((r) => r.payload.items.map((i) => ({ ...i, purpose: r.payload.purpose, at: Number(r.id) })));
+  const run = await platform.runs.get(runId, null);
+  const events = run ? await platform.store.listRunEvents(runId, { ...LOCAL_PRINCIPAL, tenantId: run.tenantId }) : [];
+  const traces = events.flatMap((e) =>
+    e.type === 'memory.retrieved'
+      ? e.data.items.map((i) => ({ memoryId: i.memoryId, rank: i.rank, purpose: e.data.purpose, at: e.id }))
+      : [],
+  );
   const deletions = new Map(
     (
       await platform.db.query<{ memory_id: string; id: string }>(
