@@ -31,6 +31,7 @@ import { RunInterrupt1765360100000 } from './migrations/1765360100000-RunInterru
 import { SessionForks1765410000000 } from './migrations/1765410000000-SessionForks';
 import { RunSchedule1765420000000 } from './migrations/1765420000000-RunSchedule';
 import { LeanEvents1765440000000 } from './migrations/1765440000000-LeanEvents';
+import { RunsColumnOrder1765440100000 } from './migrations/1765440100000-RunsColumnOrder';
 import { MemoryFormations1765380000000 } from './migrations/1765380000000-MemoryFormations';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
@@ -67,6 +68,7 @@ export const MIGRATIONS = [
   SessionForks1765410000000,
   RunSchedule1765420000000,
   LeanEvents1765440000000,
+  RunsColumnOrder1765440100000,
 ];
 
 /**
