@@ -32,6 +32,7 @@ import { SessionForks1765410000000 } from './migrations/1765410000000-SessionFor
 import { RunSchedule1765420000000 } from './migrations/1765420000000-RunSchedule';
 import { LeanEvents1765440000000 } from './migrations/1765440000000-LeanEvents';
 import { RunsColumnOrder1765440100000 } from './migrations/1765440100000-RunsColumnOrder';
+import { CheckpointKey1765440200000 } from './migrations/1765440200000-CheckpointKey';
 import { MemoryFormations1765380000000 } from './migrations/1765380000000-MemoryFormations';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
@@ -69,6 +70,7 @@ export const MIGRATIONS = [
   RunSchedule1765420000000,
   LeanEvents1765440000000,
   RunsColumnOrder1765440100000,
+  CheckpointKey1765440200000,
 ];
 
 /**
