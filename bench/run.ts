@@ -18,6 +18,7 @@ const suites: Record<string, () => Promise<void>> = {
   memory: () => (require('./memory.bench') as typeof import('./memory.bench')).runMemoryBench(),
   scale: () => (require('./scale.bench') as typeof import('./scale.bench')).runScaleBench(),
   peers: () => (require('./peers.bench') as typeof import('./peers.bench')).runPeersBench(),
+  reads: () => (require('./reads.bench') as typeof import('./reads.bench')).runReadsBench(),
   runs: () => (require('./runs.bench') as typeof import('./runs.bench')).runRunsBench(),
   scheduler: () => (require('./scheduler.bench') as typeof import('./scheduler.bench')).runSchedulerBench(),
   sandbox: () => (require('./sandbox.bench') as typeof import('./sandbox.bench')).runSandboxBench(),

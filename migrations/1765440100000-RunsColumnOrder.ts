@@ -46,6 +46,7 @@ const COLUMNS = `
   step_count integer DEFAULT 0 NOT NULL,
   model_call_count integer DEFAULT 0 NOT NULL,
   tool_call_count integer DEFAULT 0 NOT NULL,
+  last_sequence bigint,
   usage jsonb NOT NULL,
   updated_at timestamp with time zone NOT NULL,
   final_text text,

@@ -58,6 +58,25 @@ export class AgentCoreTurn {
     });
   }
 
+  /** One session with `runs` turns, one after another (each waits for the last one's end); its run ids. */
+  async conversation(text: string, runs: number): Promise<{ sessionId: string; runIds: string[] }> {
+    const s = await this.sessions.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
+    const runIds: string[] = [];
+    for (let i = 0; i < runs; i++) {
+      const r = await this.messages.execute(
+        new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text, null, { modelPolicy: 'fake:calculator_then_answer' }),
+      );
+      await this.ended.wait(r.runId);
+      runIds.push(r.runId);
+    }
+    return { sessionId: s.id, runIds };
+  }
+
+  /** The platform's event store (for the read benches). */
+  get store(): Platform['store'] {
+    return this.platform.store;
+  }
+
   async close(): Promise<void> {
     await this.worker.stop();
     await this.platform.close();

@@ -61,11 +61,11 @@ export const EVENT_COLUMNS =
 
 /**
  * The events of the runs `runs` (an SQL alias of `runs` rows) as the join condition on `events e`: a
- * run's events are in its session's stream from its first sequence on (a range of
+ * run's events are in its session's stream from its first sequence to its last (a range of
  * `events_session_sequence_key`; there is no index on `run_id`, ADR 0054).
  */
 export const RUN_EVENTS_JOIN = (runs: string): string =>
-  `e.session_id = ${runs}.session_id AND e.sequence >= coalesce(${runs}.first_sequence, 1) AND e.run_id = ${runs}.id`;
+  `e.session_id = ${runs}.session_id AND e.sequence BETWEEN ${runs}.first_sequence AND ${runs}.last_sequence AND e.run_id = ${runs}.id`;
 
 /** EVENT_COLUMNS qualified by the alias `e`. */
 export const EVENT_COLUMNS_OF_E = EVENT_COLUMNS.split(', ')

@@ -16,8 +16,8 @@ export const runProjection: Projection = {
   // v5: `parent_run_id` and `delegation` of a child run (run.delegated, ADR 0037), `waiting_for_children`.
   // v6: `queued_behind` and `interrupt` (issue 33, ADR 0038).
   // v7: `schedule_id` (run.queued v4, issue 31).
-  // v8: `first_sequence`, where the run's events start in its session's stream (its user message):
-  // reads of a run's events start there (ADR 0054).
+  // v8: `first_sequence` and `last_sequence`, where the run's events start (its user message) and end
+  // in its session's stream: a run's events are read as that range (ADR 0054).
   version: 8,
   keyColumn: 'id',
   columns: [
@@ -51,25 +51,20 @@ export const runProjection: Projection = {
     'queued_behind',
     'schedule_id',
     'first_sequence',
+    'last_sequence',
     'interrupt',
     'created_at',
     'updated_at',
     'started_at',
     'completed_at',
   ],
-  keyOf: (e) =>
-    e.runId &&
-    (e.type.startsWith('run.') ||
-      e.type.startsWith('model.') ||
-      e.type.startsWith('tool.call.') ||
-      e.type === 'assistant.message.completed')
-      ? e.runId
-      : null,
+  // Every event naming a run: each moves the run's `last_sequence` (v8), so its events' range stays exact.
+  keyOf: (e) => e.runId,
   evolve(row: Row | undefined, e: StoredEvent): Row | undefined {
     if (e.type === 'run.queued') return queuedRow(e);
     if (!row) return undefined;
-    // Other run-scoped events do not change the run row.
-    return lifecycleChange(row, e) ?? countersChange(row, e) ?? row;
+    const next = lifecycleChange(row, e) ?? countersChange(row, e) ?? row;
+    return withLastSequence(next, row, e);
   },
 };
 
@@ -105,12 +100,23 @@ function queuedRow(e: StoredEvent<'run.queued'>): Row {
     queued_behind: e.data.queuedBehind ?? null,
     schedule_id: e.data.scheduleId ?? null,
     first_sequence: firstSequence(e),
+    last_sequence: e.sequence,
     interrupt: null,
     created_at: e.createdAt,
     updated_at: e.createdAt,
     started_at: null,
     completed_at: null,
   };
+}
+
+/**
+ * The run's events end at `last_sequence`: the latest event of the run in its own session. (Events
+ * that name a run from another stream, such as a memory formed from it, are not the run's events.)
+ * Other run-scoped events leave the row as it was.
+ */
+function withLastSequence(next: Row, row: Row, e: StoredEvent): Row {
+  if (e.sessionId !== row.session_id || e.sequence <= Number(row.last_sequence)) return next;
+  return { ...next, last_sequence: e.sequence };
 }
 
 /**

@@ -6,6 +6,7 @@ import { CreateSessionCommand } from '../../../src/application/sessions/create-s
 import { addTokenToFile } from '../../../src/composition/http';
 import { LOCAL_PRINCIPAL, type Principal } from '../../../src/domain/principal';
 import { createTestDb, type TestDb } from '../../support/test-db';
+import { expectRunEventRanges } from '../../support/run-event-ranges';
 import { call, startApi, type ApiHarness, type WireBody } from '../api/api-harness';
 
 /**
@@ -272,5 +273,9 @@ describe('the read models after all of it', () => {
     const report = await h.t.platform.rebuildProjections({ verify: true });
     for (const p of report.projections)
       expect({ name: p.name, differences: p.differences }).toEqual({ name: p.name, differences: [] });
+  });
+
+  it('reads every run’s events from its session range exactly as the log holds them (ADR 0054)', async () => {
+    expect(await expectRunEventRanges(h.t.platform.db, h.t.platform.store)).toBeGreaterThan(0);
   });
 });

@@ -2,11 +2,21 @@ import type { AppendOptions, AppendResult, EventStore, GlobalPosition } from '..
 import type { NewEvent, StoredEvent } from '../../../domain/events/payloads';
 import type { Principal } from '../../../domain/principal';
 import type { Database } from '../database';
-import { decodeEvent, EVENT_COLUMNS, type EventRow } from '../event-codec';
+import { decodeEvent, EVENT_COLUMNS, EVENT_COLUMNS_OF_E, type EventRow } from '../event-codec';
 import type { Clock } from '../../../ports/clock';
 import { PgAppender } from './pg-appender';
 
 export { IdempotencyKeyTaken } from './pg-appender';
+
+/**
+ * A run's events after a sequence (`$1` run, `$2` tenant, `$3` sequence): a range of its session's
+ * stream from the run's first sequence to its last, filtered by run (ADR 0054).
+ */
+export const RUN_EVENTS_SQL = `SELECT ${EVENT_COLUMNS_OF_E} FROM runs r
+  JOIN events e ON e.session_id = r.session_id
+   AND e.sequence BETWEEN GREATEST(r.first_sequence, $3 + 1) AND r.last_sequence AND e.run_id = r.id
+  WHERE r.id = $1 AND e.tenant_id = $2
+  ORDER BY e.sequence`;
 
 /** The PostgreSQL event store: optimistic, gapless per-session sequences in one statement per append. */
 export class PgEventStore implements EventStore {
@@ -47,14 +57,12 @@ export class PgEventStore implements EventStore {
    * `events_session_sequence_key`; ADR 0054), and filtered by run. Within a session, sequence order is append order.
    */
   async listRunEvents(runId: string, principal: Principal, afterSequence = 0): Promise<StoredEvent[]> {
-    const res = await this.db.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events
-        WHERE session_id = (SELECT session_id FROM runs WHERE id = $1)
-          AND sequence >= GREATEST((SELECT first_sequence FROM runs WHERE id = $1), $3 + 1)
-          AND run_id = $1 AND tenant_id = $2
-        ORDER BY sequence`,
-      [runId, principal.tenantId, afterSequence],
-    );
+    // Named, like listAfter: planned once per connection.
+    const res = await this.db.query<EventRow>({
+      name: 'agent_list_run_events',
+      text: RUN_EVENTS_SQL,
+      values: [runId, principal.tenantId, afterSequence],
+    });
     return res.rows.map(decodeEvent);
   }
 

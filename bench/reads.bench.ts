@@ -1,0 +1,112 @@
+import { Client } from 'pg';
+import { LOCAL_PRINCIPAL } from '../src/domain/principal';
+import { EVENT_COLUMNS } from '../src/adapters/postgres/event-codec';
+import { RUN_EVENTS_SQL } from '../src/adapters/postgres/event-store/pg-event-store';
+import { openBenchDatabase } from './support/bench-database';
+import { median } from './support/block-readings';
+import { envNumber } from './support/env';
+import { printTable } from './support/print-table';
+import { AgentCoreTurn } from './peers/agent-core-turn';
+
+const QUESTION = 'What is 17 multiplied by 23?';
+
+/**
+ * `npm run bench -- reads` (issue 35, ADR 0054): the read paths the lean write path changed, against
+ * what they were, on the same data. A run's events were read through an index on `events.run_id`;
+ * they are now read as a range of the session's stream from `runs.first_sequence`. Both are timed in
+ * interleaved blocks on one database of BENCH_READS_SESSIONS sessions × BENCH_READS_RUNS calculator
+ * turns: in each block the old index is created, the old query timed, the index dropped and the
+ * new query timed on the same client (each prepared once per block, as the store prepares its reads), then the store's `listRunEvents` (the index would otherwise
+ * tempt the planner). A session's own reads
+ * (`listAfter`) and the global reader are timed alongside for reference; they did not change.
+ * Prints the median per-read time of each over the blocks.
+ */
+export async function runReadsBench(): Promise<void> {
+  const sessions = envNumber('BENCH_READS_SESSIONS', 40);
+  const perSession = envNumber('BENCH_READS_RUNS', 5);
+  const blocks = envNumber('BENCH_READS_BLOCKS', 7);
+  const reads = envNumber('BENCH_READS_PER_BLOCK', 400);
+  const bench = await openBenchDatabase((line) => console.error(line));
+  const sql = new Client({ connectionString: bench.url });
+  await sql.connect();
+  const agent = await AgentCoreTurn.open(bench.url, 1);
+  try {
+    console.error(`writing ${sessions} sessions × ${perSession} turns…`);
+    const conversations = [];
+    for (let i = 0; i < sessions; i++) conversations.push(await agent.conversation(QUESTION, perSession));
+    const runIds = conversations.flatMap((c) => c.runIds);
+    const sessionIds = conversations.map((c) => c.sessionId);
+    await sql.query('VACUUM ANALYZE events');
+    await sql.query('VACUUM ANALYZE runs');
+    const pick = <T>(xs: readonly T[], i: number) => xs[(i * 7919) % xs.length];
+    const timings = {
+      old: [] as number[],
+      range: [] as number[],
+      store: [] as number[],
+      session: [] as number[],
+      global: [] as number[],
+    };
+    const time = async (n: number, read: (i: number) => Promise<unknown>) => {
+      const t0 = performance.now();
+      for (let i = 0; i < n; i++) await read(i);
+      return ((performance.now() - t0) * 1000) / n;
+    };
+    console.error(`${blocks} interleaved blocks of ${reads} reads each…`);
+    for (let b = 0; b < blocks; b++) {
+      await sql.query('CREATE INDEX bench_events_run_idx ON events (run_id, id)');
+      timings.old.push(
+        await time(reads, (i) =>
+          sql.query({
+            name: `old_run_events_${b}`,
+            text: `SELECT ${EVENT_COLUMNS} FROM events WHERE run_id = $1 AND tenant_id = $2 AND sequence > $3 ORDER BY id`,
+            values: [pick(runIds, i + b), LOCAL_PRINCIPAL.tenantId, 0],
+          }),
+        ),
+      );
+      await sql.query('DROP INDEX bench_events_run_idx');
+      timings.range.push(
+        await time(reads, (i) =>
+          sql.query({
+            name: `run_events_${b}`,
+            text: RUN_EVENTS_SQL,
+            values: [pick(runIds, i + b), LOCAL_PRINCIPAL.tenantId, 0],
+          }),
+        ),
+      );
+      timings.store.push(await time(reads, (i) => agent.store.listRunEvents(pick(runIds, i + b), LOCAL_PRINCIPAL)));
+      timings.session.push(
+        await time(reads, (i) => agent.store.listAfter(pick(sessionIds, i + b), 0, LOCAL_PRINCIPAL)),
+      );
+      timings.global.push(await time(reads / 4, () => agent.store.readGlobal(null, 500)));
+    }
+    report(bench.server, sessions, perSession, timings);
+  } finally {
+    await agent.close();
+    await sql.end();
+    await bench.close();
+  }
+}
+
+function report(
+  server: string,
+  sessions: number,
+  perSession: number,
+  t: { old: number[]; range: number[]; store: number[]; session: number[]; global: number[] },
+): void {
+  console.log(`\nagent-core reads benchmark: ${server}, ${sessions} sessions × ${perSession} calculator turns\n`);
+  const us = (xs: number[]) => `${median(xs).toFixed(0)} µs`;
+  printTable(
+    [{ header: 'read (median of blocks)' }, { header: 'per read', right: true }],
+    [
+      ["a run's events, by an index on run_id (before ADR 0054)", us(t.old)],
+      ["a run's events, by its session range (ADR 0054)", us(t.range)],
+      ["a run's events through the store (listRunEvents: pooled, decoded)", us(t.store)],
+      ["a session's events (listAfter)", us(t.session)],
+      ['a page of 500 events by global position (readGlobal)', us(t.global)],
+    ],
+  );
+  console.log(
+    `\nthe session range vs the run index: ${(median(t.range) / median(t.old)).toFixed(2)}x the time per read ` +
+      `(both prepared on the same SQL client, raw rows)`,
+  );
+}
