@@ -24,6 +24,7 @@ import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { IdFactory } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
 import type { SessionRepository } from '../../ports/session-repository';
+import { agentDefinition } from '../agent-definition';
 import { handleCommand } from '../command-handler';
 import {
   AGENT_CATALOG,
@@ -85,7 +86,7 @@ export async function liveSessionAndAgent(
   const session = await sessions.get(sessionId, principal);
   if (!session || session.status === 'deleted')
     throw new NotFoundError(`session ${sessionId} not found`, { sessionId });
-  const agent = await agents.get(session.agentId, session.agentVersion);
+  const agent = await agentDefinition(agents, session.agentId, session.agentVersion);
   if (!agent)
     throw new NotFoundError(`agent ${session.agentId} v${session.agentVersion} not found`, {
       agentId: session.agentId,

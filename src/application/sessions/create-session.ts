@@ -6,6 +6,7 @@ import type { Principal } from '../../domain/principal';
 import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { IdFactory } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
+import { agentDefinition } from '../agent-definition';
 import { handleCommand } from '../command-handler';
 import { AGENT_CATALOG, APP_SETTINGS, EVENT_STORE, ID_FACTORY, type ApplicationSettings } from '../tokens';
 
@@ -43,7 +44,7 @@ export class CreateSessionHandler implements ICommandHandler<CreateSessionComman
       throw new ValidationError('title must be at most 500 characters', { field: 'title' });
     if (JSON.stringify(cmd.metadata).length > 16_384)
       throw new ValidationError('metadata must be at most 16 KiB of JSON', { field: 'metadata' });
-    const agent = await this.agents.current(agentId);
+    const agent = await agentDefinition(this.agents, agentId, null);
     if (!agent) throw new NotFoundError(`unknown agent "${agentId}"`, { field: 'agent_id', agentId });
     const id = this.ids.uuid();
     const { principal } = cmd;
