@@ -24,6 +24,8 @@ interface Series {
   readonly p99s: number[];
   roundTrips: number;
   calls: number;
+  /** This process's CPU time (user + system) during the timed calls, µs. */
+  cpuMicros: number;
 }
 
 /**
@@ -35,7 +37,8 @@ interface Series {
  * every operation `BENCH_COMMANDS_PER_BLOCK` times, one at a time, the operations interleaved block by
  * block; printed: the median over blocks of each block's p50 and p99, and round trips per call
  * (statements sent by any `pg` client of the process, counted at the client; deterministic).
- * Knobs: BENCH_COMMANDS_BLOCKS (default 7), BENCH_COMMANDS_PER_BLOCK (default 200).
+ * Knobs: BENCH_COMMANDS_BLOCKS (default 7), BENCH_COMMANDS_PER_BLOCK (default 200), BENCH_COMMANDS_ONLY
+ * (only the operations whose name contains it, e.g. `in-process` for a CPU profile).
  */
 export async function runCommandsBench(): Promise<void> {
   const blocks = envNumber('BENCH_COMMANDS_BLOCKS', 7);
@@ -51,10 +54,21 @@ export async function runCommandsBench(): Promise<void> {
     await app.listen(0, '127.0.0.1');
     const server = app.getHttpServer() as Server;
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const ops = operations(platform, base);
+    const combined = await createsWithMessage(base);
+    const only = process.env.BENCH_COMMANDS_ONLY ?? '';
+    const ops = operations(platform, base).filter(
+      (o) => (combined || !o.name.includes('{message}')) && o.name.includes(only),
+    );
     const bus = app.get(CommandBus);
     const cancel = (runId: string) => bus.execute(new CancelRunCommand(LOCAL_PRINCIPAL, runId));
-    const series: Series[] = ops.map((o) => ({ name: o.name, p50s: [], p99s: [], roundTrips: 0, calls: 0 }));
+    const series: Series[] = ops.map((o) => ({
+      name: o.name,
+      p50s: [],
+      p99s: [],
+      roundTrips: 0,
+      calls: 0,
+      cpuMicros: 0,
+    }));
     console.error('warm-up…');
     for (const o of ops) await timeBlock(o, Math.min(perBlock, 100), cancel, null);
     const counter = new QueryCounter();
@@ -69,17 +83,21 @@ export async function runCommandsBench(): Promise<void> {
         { header: 'operation' },
         { header: 'p50 ms', right: true },
         { header: 'p99 ms', right: true },
-        { header: 'round trips', right: true },
+        { header: 'statements', right: true },
+        { header: 'CPU ms', right: true },
       ],
       series.map((s) => [
         s.name,
         median(s.p50s).toFixed(3),
         median(s.p99s).toFixed(3),
         (s.roundTrips / s.calls).toFixed(1),
+        (s.cpuMicros / 1000 / s.calls).toFixed(3),
       ]),
     );
     console.log(
-      `${blocks} blocks × ${perBlock} calls each, one at a time; figures: the median over blocks of each block's percentile`,
+      `${blocks} blocks × ${perBlock} calls each, one at a time; p50/p99: the median over blocks of each block's percentile; ` +
+        "statements: sent per call by this process's pg clients (a pipelined one not counted; two sent concurrently count two); " +
+        'CPU: this process per call (user + system; for HTTP it includes the client)',
     );
   } finally {
     await app?.close();
@@ -133,7 +151,22 @@ function operations(p: Platform, base: string): Operation[] {
         return null;
       },
     },
+    {
+      name: 'POST /v1/sessions {message} → 201',
+      prepare: async () => async () => (await post(`${base}/v1/sessions`, { message: ask }, 201)).run_id as string,
+    },
   ];
+}
+
+/** Whether this build's `POST /v1/sessions` takes `message` (ADR 0053; an older build answers 400). */
+async function createsWithMessage(base: string): Promise<boolean> {
+  const r = await fetch(`${base}/v1/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ message: { content: [{ type: 'text', text: QUESTION }] } }),
+  });
+  const body = (await r.json()) as { run_id?: string };
+  return r.status === 201 && typeof body.run_id === 'string';
 }
 
 async function post(url: string, body: unknown, expected: number): Promise<Record<string, unknown>> {
@@ -162,9 +195,12 @@ async function timeBlock(
   const ms: number[] = [];
   for (let i = 0; i < n; i++) {
     const from = into?.counter.all.length ?? 0;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const runId = await call(i);
     ms.push(performance.now() - t0);
+    const cpu = process.cpuUsage(cpu0);
+    if (into) into.s.cpuMicros += cpu.user + cpu.system;
     if (into) {
       const sent = into.counter.all.slice(from);
       into.s.roundTrips += sent.filter((r) => !r.pipelined).length;
