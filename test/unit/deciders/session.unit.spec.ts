@@ -50,7 +50,7 @@ describe('session decider', () => {
   });
 
   it('creates a session with its first message: the create followed by what a submit on it decides (ADR 0053)', () => {
-    const { run, messageId, content } = submit as Extract<SessionCommand, { kind: 'SubmitMessage' }>;
+    const { run, messageId, content } = submit;
     const withMessage: SessionCommand = { ...create, message: { sessionId: SESSION, messageId, content, run } };
     const asSubmit = spec.given(given([created])).when(submit).decision;
     if (asSubmit.kind !== 'events') throw new Error('the submit was refused');
