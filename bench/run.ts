@@ -7,6 +7,7 @@
  */
 const suites: Record<string, () => Promise<void>> = {
   append: () => (require('./append.bench') as typeof import('./append.bench')).runAppendBench(),
+  commands: () => (require('./commands.bench') as typeof import('./commands.bench')).runCommandsBench(),
   context: () => (require('./context.bench') as typeof import('./context.bench')).runContextBench(),
   artifacts: () => (require('./artifacts.bench') as typeof import('./artifacts.bench')).runArtifactsBench(),
   notifications: () =>

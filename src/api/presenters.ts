@@ -15,6 +15,7 @@ export const presentCreatedSession = (s: CreatedSession) => ({
   status: s.status,
   agent_id: s.agentId,
   agent_version: s.agentVersion,
+  ...(s.runId === null ? {} : { run_id: s.runId }),
 });
 
 export const presentSession = (s: SessionRecord) => ({

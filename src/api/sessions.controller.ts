@@ -47,12 +47,23 @@ export class SessionsController {
   @Post()
   @HttpCode(201)
   @RequireScope('sessions.write')
-  @ApiOperation({ summary: 'Create a session bound to the current version of an agent' })
-  @ApiSuccess(201, 'The session: {id, status, agent_id, agent_version}')
-  @ApiErrors(400, 404, 413, 415)
+  @ApiOperation({
+    summary:
+      'Create a session bound to the current version of an agent; with `message`, its first message and run are written with it (one transaction)',
+  })
+  @ApiSuccess(201, 'The session: {id, status, agent_id, agent_version, run_id?}; `run_id`: the queued run of `message`')
+  @ApiErrors(400, 404, 413, 415, 429)
   async create(@Auth() principal: Principal, @Body() body: CreateSessionBody) {
+    const text = body.message ? body.message.content.map((p) => p.text).join('\n\n') : null;
+    if (text !== null) await this.checkActiveRunCeiling(principal);
     const s = await this.commands.execute(
-      new CreateSessionCommand(principal, body.agent_id ?? null, body.title ?? null, body.metadata ?? {}),
+      new CreateSessionCommand(
+        principal,
+        body.agent_id ?? null,
+        body.title ?? null,
+        body.metadata ?? {},
+        text === null ? null : { text },
+      ),
     );
     return presentCreatedSession(s);
   }
@@ -181,13 +192,17 @@ export class SessionsController {
   ) {
     const strategy = strategyOf(body, query);
     const text = body.content.map((p) => p.text).join('\n\n');
-    const session = await this.queries.execute(new GetSessionQuery(principal, id));
+    // The session, a retry's recorded submission and the tenant's active runs are read together
+    // (one round trip of latency, ADR 0053); the count is used only for a session with no active run.
+    const ceiling = this.settings.maxActiveRunsPerTenant;
+    const [session, retry, activeRuns] = await Promise.all([
+      this.queries.execute(new GetSessionQuery(principal, id)),
+      idempotencyKey ? this.queries.execute(new FindSubmissionQuery(principal, idempotencyKey)) : null,
+      ceiling > 0 ? this.queries.execute(new CountActiveRunsQuery(principal)) : 0,
+    ]);
     // Plan §27.3: text for a session whose latest run waits for the user is that run's input —
     // unless it is the retry of a submission already recorded under its Idempotency-Key, or the
     // request asks to interrupt that run (issue 33: the question is then left unanswered).
-    const retry = idempotencyKey
-      ? await this.queries.execute(new FindSubmissionQuery(principal, idempotencyKey))
-      : null;
     if (session.activeRunId !== null && retry === null && !(strategy !== null && isInterruptMode(strategy))) {
       const active = await this.queries.execute(new GetRunQuery(principal, session.activeRunId));
       if (active.status === 'waiting_for_user') {
@@ -195,23 +210,27 @@ export class SessionsController {
         return { run_id: active.id, status: delivered.status };
       }
     }
-    if (this.settings.maxActiveRunsPerTenant > 0 && session.activeRunId === null && retry === null) {
-      const active = await this.queries.execute(new CountActiveRunsQuery(principal));
-      if (active >= this.settings.maxActiveRunsPerTenant) {
-        throw new RateLimitedError(
-          `this tenant already has ${active} active runs (the ceiling is ${this.settings.maxActiveRunsPerTenant})`,
-          5,
-          {
-            activeRuns: active,
-            ceiling: this.settings.maxActiveRunsPerTenant,
-          },
-        );
-      }
-    }
+    if (session.activeRunId === null && retry === null) this.refuseOverCeiling(activeRuns);
     const r = await this.commands.execute(
-      new SubmitMessageCommand(principal, id, text, idempotencyKey ?? null, {}, strategy),
+      new SubmitMessageCommand(principal, id, text, idempotencyKey ?? null, {}, strategy, session),
     );
     return { run_id: r.runId, status: r.status, ...(r.position === null ? {} : { position: r.position }) };
+  }
+
+  /** 429 when the tenant already has `maxActiveRunsPerTenant` active runs (0: no ceiling). */
+  private async checkActiveRunCeiling(principal: Principal): Promise<void> {
+    if (this.settings.maxActiveRunsPerTenant > 0)
+      this.refuseOverCeiling(await this.queries.execute(new CountActiveRunsQuery(principal)));
+  }
+
+  private refuseOverCeiling(activeRuns: number): void {
+    const ceiling = this.settings.maxActiveRunsPerTenant;
+    if (ceiling > 0 && activeRuns >= ceiling) {
+      throw new RateLimitedError(`this tenant already has ${activeRuns} active runs (the ceiling is ${ceiling})`, 5, {
+        activeRuns,
+        ceiling,
+      });
+    }
   }
 }
 

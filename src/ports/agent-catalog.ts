@@ -18,4 +18,11 @@ export interface AgentCatalog {
    * run claim does, in its statement); read here otherwise.
    */
   withLive?(spec: AgentSpec, operatorGrants?: readonly McpServerGrant[]): Promise<AgentSpec>;
+  /**
+   * The agent as a command needs it (a session's binding; a queued run's model policy, limits, scopes
+   * and multitask strategy): the stored version, the newest for a null `version`, without the operator
+   * MCP grants (the run reads those when it starts). Cheaper than `current`/`get` (memoized by the
+   * adapter); absent: callers use those.
+   */
+  definition?(agentId: string, version: number | null): Promise<AgentSpec | null>;
 }

@@ -52,6 +52,21 @@ describe('the session state cache', () => {
     });
   });
 
+  it('serves a batch that creates its session from nothing, at the newest generation seen, unless it touches a row it does not create', () => {
+    const cache = new SessionStateCache();
+    const created = [draft('session.created', null), draft('user.message.created', null), draft('run.queued', 'r1')];
+    // No generation seen yet: read.
+    expect(cache.lookup('n', created, 0)).toBeUndefined();
+    cache.store('other', 3, new Map(), new Map(), 'g7', 0, new Set());
+    const hit = cache.lookup('n', created, 1);
+    expect(hit).toEqual({ state: new Map(), lastSequence: 0, generation: 'g7' });
+    // Not a creation, or a row its events do not build from nothing: read.
+    expect(cache.lookup('n', [draft('user.message.created', null)], 1)).toBeUndefined();
+    expect(
+      cache.lookup('n', [draft('session.created', null), draft('tool.call.completed', 'r1', { invocationId: 'i' })], 1),
+    ).toBeUndefined();
+  });
+
   it('keeps the newer of two entries when an older append records its rows last', () => {
     const cache = new SessionStateCache();
     const at = (n: number) => state([[sessions, [{ id: 's', message_count: n }]]]);

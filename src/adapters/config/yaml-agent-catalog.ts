@@ -246,11 +246,21 @@ function differsFromStored(
   );
 }
 
+/** How long the newest version of an agent is taken as known before it is read again. */
+const NEWEST_TTL_MS = 1000;
+/** Distinct agent versions (and ids) memoized; a handful in practice. */
+const MAX_MEMOIZED = 256;
+
 /**
  * Agents from versioned YAML, persisted with their version before use. Changing an agent without
  * bumping its version is refused at startup, so a version always means one definition.
  */
 export class YamlAgentCatalog implements AgentCatalog {
+  /** Stored versions by `id\0version` (immutable). */
+  private readonly versions = new Map<string, AgentSpec>();
+  /** The newest stored version of each agent id, and when it was read. */
+  private readonly newest = new Map<string, { readonly spec: AgentSpec; readonly at: number }>();
+
   private constructor(
     private readonly db: Database,
     private readonly modelPolicyOverride: string | null,
@@ -305,8 +315,8 @@ export class YamlAgentCatalog implements AgentCatalog {
   }
 
   async current(agentId: string): Promise<AgentSpec | null> {
-    const r = await this.db.query('SELECT * FROM agents WHERE id = $1 ORDER BY version DESC LIMIT 1', [agentId]);
-    return r.rows[0] ? this.withOverride(toSpec(r.rows[0])) : null;
+    const spec = await this.newestStored(agentId);
+    return spec ? this.withOverride(spec) : null;
   }
 
   async get(agentId: string, version: number): Promise<AgentSpec | null> {
@@ -314,10 +324,52 @@ export class YamlAgentCatalog implements AgentCatalog {
     return spec ? this.withOverride(spec) : null;
   }
 
-  /** The stored version without the run-time overlay (memoizable: a stored version never changes). */
+  /**
+   * The agent as a command needs it (ADR 0053): the stored version (the newest for a null
+   * `version`) with the model policy override, without the operator MCP grants, which only a run's
+   * tools need (the run reads them when it starts). Both reads are memoized, so a command reads no
+   * agent row once the process has seen the version.
+   */
+  async definition(agentId: string, version: number | null): Promise<AgentSpec | null> {
+    const spec = version === null ? await this.newestStored(agentId) : await this.getStored(agentId, version);
+    return spec && this.modelPolicyOverride ? { ...spec, modelPolicy: this.modelPolicyOverride } : spec;
+  }
+
+  /**
+   * The stored version without the run-time overlay, memoized: a stored version never changes (a
+   * definition that differs from its stored version is refused at startup).
+   */
   async getStored(agentId: string, version: number): Promise<AgentSpec | null> {
+    const key = `${agentId}\u0000${version}`;
+    const hit = this.versions.get(key);
+    if (hit) return hit;
     const r = await this.db.query('SELECT * FROM agents WHERE id = $1 AND version = $2', [agentId, version]);
-    return r.rows[0] ? toSpec(r.rows[0]) : null;
+    const spec = r.rows[0] ? toSpec(r.rows[0]) : null;
+    if (spec) this.remember(key, spec);
+    return spec;
+  }
+
+  /**
+   * The newest stored version, re-read at most every NEWEST_TTL_MS: a newer version appears only
+   * when a process starts with a newer agent file, and a session created within that interval of it
+   * is bound to the version before, as it would have been a moment earlier.
+   */
+  private async newestStored(agentId: string): Promise<AgentSpec | null> {
+    const hit = this.newest.get(agentId);
+    if (hit && performance.now() - hit.at < NEWEST_TTL_MS) return hit.spec;
+    const r = await this.db.query('SELECT * FROM agents WHERE id = $1 ORDER BY version DESC LIMIT 1', [agentId]);
+    const spec = r.rows[0] ? toSpec(r.rows[0]) : null;
+    if (spec) {
+      this.remember(`${spec.id}\u0000${spec.version}`, spec);
+      if (this.newest.size >= MAX_MEMOIZED) this.newest.clear();
+      this.newest.set(agentId, { spec, at: performance.now() });
+    }
+    return spec;
+  }
+
+  private remember(key: string, spec: AgentSpec): void {
+    if (this.versions.size >= MAX_MEMOIZED) this.versions.delete(this.versions.keys().next().value!);
+    this.versions.set(key, spec);
   }
 
   /** Operator MCP grants (read now unless given) and the model policy override. */

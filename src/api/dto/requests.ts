@@ -19,28 +19,6 @@ import {
 import { MULTITASK_STRATEGIES, type MultitaskStrategy } from '../../domain/run/multitask';
 
 /** Request bodies and query strings of /v1. Field names are the wire's snake_case; unknown fields are refused. */
-export class CreateSessionBody {
-  @ApiPropertyOptional({
-    example: 'general',
-    description: 'Agent to bind; its current version is pinned for the session. Default: AGENT_DEFAULT_AGENT.',
-  })
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(100)
-  agent_id?: string;
-
-  @ApiPropertyOptional({ maxLength: 500 })
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
-  title?: string;
-
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: {} })
-  @IsOptional()
-  @IsObject()
-  metadata?: Record<string, unknown>;
-}
 
 export class TextPart {
   @ApiProperty({ enum: ['text'] })
@@ -80,6 +58,51 @@ export class MessageQuery {
   @IsOptional()
   @IsIn(MULTITASK_STRATEGIES, { message: STRATEGY_MESSAGE })
   multitask_strategy?: MultitaskStrategy;
+}
+
+/** `POST /v1/sessions` `message` (ADR 0053): the content of the session's first user message. */
+export class InitialMessage {
+  @ApiProperty({ type: [TextPart] })
+  @IsArray()
+  @ArrayMinSize(1, { message: 'content must hold at least one text part' })
+  @ArrayMaxSize(32)
+  @ValidateNested({ each: true })
+  @Type(() => TextPart)
+  content!: TextPart[];
+}
+
+/** `POST /v1/sessions`. */
+export class CreateSessionBody {
+  @ApiPropertyOptional({
+    example: 'general',
+    description: 'Agent to bind; its current version is pinned for the session. Default: AGENT_DEFAULT_AGENT.',
+  })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  agent_id?: string;
+
+  @ApiPropertyOptional({ maxLength: 500 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  title?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: {} })
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    type: () => InitialMessage,
+    description:
+      "The session's first message: it and its queued run are written with the session, in one transaction; the response then carries `run_id`.",
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => InitialMessage)
+  message?: InitialMessage;
 }
 
 /** The replacement message of a fork ("edit and resend"): the content of a user message. */

@@ -24,6 +24,7 @@ import type { AgentCatalog } from '../../ports/agent-catalog';
 import type { IdFactory } from '../../ports/clock';
 import type { EventStore } from '../../ports/event-store';
 import type { SessionRepository } from '../../ports/session-repository';
+import { agentDefinition } from '../agent-definition';
 import { handleCommand } from '../command-handler';
 import {
   AGENT_CATALOG,
@@ -70,6 +71,12 @@ export class SubmitMessageCommand extends Command<SubmittedRun> {
     readonly overrides: RunOverrides = {},
     /** What to do while another run of the session works; null: the agent's default (else `reject`). */
     readonly strategy: MultitaskStrategy | null = null,
+    /**
+     * The session as the caller read it for `principal` just before (the API's submit reads it to
+     * route the message): the first attempt decides on it instead of reading it again; a retry after
+     * a concurrent append reads afresh (ADR 0053).
+     */
+    readonly session: SessionRecord | null = null,
   ) {
     super();
   }
@@ -81,11 +88,13 @@ export async function liveSessionAndAgent(
   agents: AgentCatalog,
   sessionId: string,
   principal: Principal,
+  /** The session as the caller just read it for `principal` (not read again), or null. */
+  given: SessionRecord | null = null,
 ): Promise<{ session: SessionRecord; agent: AgentSpec }> {
-  const session = await sessions.get(sessionId, principal);
+  const session = given ?? (await sessions.get(sessionId, principal));
   if (!session || session.status === 'deleted')
     throw new NotFoundError(`session ${sessionId} not found`, { sessionId });
-  const agent = await agents.get(session.agentId, session.agentVersion);
+  const agent = await agentDefinition(agents, session.agentId, session.agentVersion);
   if (!agent)
     throw new NotFoundError(`agent ${session.agentId} v${session.agentVersion} not found`, {
       agentId: session.agentId,
@@ -176,9 +185,18 @@ export class SubmitMessageHandler implements ICommandHandler<SubmitMessageComman
    */
   private submit(cmd: SubmitMessageCommand, text: string, requestHash: string): Promise<SubmittedRun> {
     const { principal } = cmd;
+    let given = cmd.session?.id === cmd.sessionId ? cmd.session : null;
     return handleCommand(this.store, {
       load: async () => {
-        const { session, agent } = await liveSessionAndAgent(this.sessions, this.agents, cmd.sessionId, principal);
+        const preread = given;
+        given = null;
+        const { session, agent } = await liveSessionAndAgent(
+          this.sessions,
+          this.agents,
+          cmd.sessionId,
+          principal,
+          preread,
+        );
         const active = session.activeRunId === null ? null : await this.runs.get(session.activeRunId, principal);
         const strategy = cmd.strategy ?? agent.multitaskStrategy ?? DEFAULT_MULTITASK_STRATEGY;
         const interrupting = active && isInterruptMode(strategy) ? await this.interruptState(active) : undefined;

@@ -79,19 +79,32 @@ export interface RunOpts {
   reason?: string;
 }
 
+/**
+ * The message's run: on a new session, created with it in one append (ADR 0053); on `--session`, or
+ * with an idempotency key (which only the submit records), submitted to it.
+ */
+async function submitRunMessage(
+  commands: CommandBus,
+  text: string,
+  opts: RunOpts,
+): Promise<{ sessionId: string; runId: string }> {
+  const overrides = opts.modelPolicy ? { modelPolicy: opts.modelPolicy } : {};
+  if (opts.session === undefined && opts.idempotencyKey === undefined) {
+    const s = await commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL, null, null, {}, { text, overrides }));
+    return { sessionId: s.id, runId: s.runId! };
+  }
+  const sessionId = opts.session ?? (await commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL))).id;
+  const submitted = await commands.execute(
+    new SubmitMessageCommand(LOCAL_PRINCIPAL, sessionId, text, opts.idempotencyKey ?? null, overrides),
+  );
+  return { sessionId, runId: submitted.runId };
+}
+
 async function runMessageInProcess(p: Platform, text: string, opts: RunOpts): Promise<number> {
   const { app, commands } = await buses(p);
   try {
-    const sessionId = opts.session ?? (await commands.execute(new CreateSessionCommand(LOCAL_PRINCIPAL))).id;
-    const submitted = await commands.execute(
-      new SubmitMessageCommand(
-        LOCAL_PRINCIPAL,
-        sessionId,
-        text,
-        opts.idempotencyKey ?? null,
-        opts.modelPolicy ? { modelPolicy: opts.modelPolicy } : {},
-      ),
-    );
+    const { sessionId, runId } = await submitRunMessage(commands, text, opts);
+    const submitted = { runId };
     if (!opts.json) process.stdout.write(`run ${submitted.runId} (session ${sessionId})\n`);
     // An in-process worker restricted to this run and its child runs: it races any running worker
     // fairly (SKIP LOCKED).

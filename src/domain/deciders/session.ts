@@ -52,6 +52,11 @@ export interface CreateSession {
   readonly principalId: string;
   readonly title: string | null;
   readonly metadata: Record<string, unknown>;
+  /**
+   * The session's first message (`POST /v1/sessions` with `message`, ADR 0053): the message and its
+   * run, queued, are decided with the session and appended with it.
+   */
+  readonly message?: Omit<SubmitMessage, 'kind' | 'strategy' | 'interrupting'> | null;
 }
 
 export interface DeleteSession {
@@ -127,11 +132,8 @@ function notFound(sessionId: string): NotFoundError {
 
 function decide(command: SessionCommand, state: SessionState): Decision {
   switch (command.kind) {
-    case 'CreateSession': {
-      if (state.status !== 'absent') return refuse(new InvalidStateTransition('the session exists already', {}));
-      const { actor, agentId, agentVersion, principalId, title, metadata } = command;
-      return accept(event('session.created', { agentId, agentVersion, principalId, title, metadata }, actor));
-    }
+    case 'CreateSession':
+      return create(command, state);
     case 'DeleteSession': {
       if (state.status === 'absent') return refuse(notFound(command.sessionId));
       // A repeated delete by its owner succeeds again, writing nothing.
@@ -154,6 +156,18 @@ function decide(command: SessionCommand, state: SessionState): Decision {
     case 'ForkSession':
       return fork(command, state);
   }
+}
+
+/** The session's first event, and with a first message its first turn (as a submit would decide it). */
+function create(command: CreateSession, state: SessionState): Decision {
+  if (state.status !== 'absent') return refuse(new InvalidStateTransition('the session exists already', {}));
+  const { actor, agentId, agentVersion, principalId, title, metadata, message } = command;
+  const created = event('session.created', { agentId, agentVersion, principalId, title, metadata }, actor);
+  if (!message) return accept(created);
+  return combine(
+    accept(created),
+    submit({ ...message, kind: 'SubmitMessage', strategy: 'reject' }, evolve(state, created)),
+  );
 }
 
 /**

@@ -49,6 +49,22 @@ describe('session decider', () => {
       .thenRefuses('invalid_state_transition');
   });
 
+  it('creates a session with its first message: the create followed by what a submit on it decides (ADR 0053)', () => {
+    const { run, messageId, content } = submit;
+    const withMessage: SessionCommand = { ...create, message: { sessionId: SESSION, messageId, content, run } };
+    const asSubmit = spec.given(given([created])).when(submit).decision;
+    if (asSubmit.kind !== 'events') throw new Error('the submit was refused');
+    spec
+      .given([])
+      .when(withMessage)
+      .then([created, ...asSubmit.events]);
+    expect(asSubmit.events.map((e) => e.type)).toEqual(['session.title.changed', 'user.message.created', 'run.queued']);
+    spec
+      .given(given([created]))
+      .when(withMessage)
+      .thenRefuses('invalid_state_transition');
+  });
+
   it('a submitted message starts one queued run (run == turn); the first one titles an untitled session', () => {
     spec
       .given(given([created]))

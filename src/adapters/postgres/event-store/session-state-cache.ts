@@ -34,6 +34,8 @@ interface Entry {
  */
 export class SessionStateCache {
   private readonly entries = new Map<string, Entry>();
+  /** The read-model generation of the newest entry stored (null: none yet), for a new session's batch. */
+  private generation: string | null = null;
   constructor(
     private readonly maxEntries = 2000,
     private readonly ttlMs = 60_000,
@@ -46,7 +48,7 @@ export class SessionStateCache {
     nowMs: number,
   ): { state: State; lastSequence: number; generation: string } | undefined {
     const entry = this.entries.get(sessionId);
-    if (!entry || nowMs - entry.at > this.ttlMs) return undefined;
+    if (!entry || nowMs - entry.at > this.ttlMs) return this.newSession(sessionId, drafts);
     for (const proj of PROJECTIONS) {
       if (proj.keyColumn === null) continue;
       const cached = entry.state.get(proj);
@@ -99,7 +101,26 @@ export class SessionStateCache {
     for (const [proj, rows] of changed) if (proj.keyColumn !== null) for (const [k, r] of rows) keep(proj, k, r);
     this.entries.delete(sessionId);
     this.entries.set(sessionId, { sequence, generation, state: merged, at: nowMs });
+    this.generation = generation;
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  /**
+   * A batch that creates its session (`session.created` first) on rows nobody can have written yet:
+   * the session's own row and rows its creation events build from the event alone (a new run). The
+   * state is empty at sequence 0, at the generation last seen (ADR 0053): a stale generation or an
+   * existing session makes the statement write nothing, and the appender retries on rows it reads.
+   * Anything else the batch touches (an idempotency key) is read as usual.
+   */
+  private newSession(sessionId: string, drafts: readonly StoredEvent[]) {
+    if (this.generation === null || drafts[0]?.type !== 'session.created') return undefined;
+    for (const proj of PROJECTIONS) {
+      if (proj.keyColumn === null || proj.name === 'sessions') continue;
+      for (const d of drafts) {
+        if (proj.keyOf(d) !== null && !CREATION_EVENTS[proj.name]?.has(d.type)) return undefined;
+      }
+    }
+    return { state: new Map() as State, lastSequence: 0, generation: this.generation };
   }
 
   forget(sessionId: string): void {
