@@ -30,6 +30,7 @@ import { SessionRunQueue1765360000000 } from './migrations/1765360000000-Session
 import { RunInterrupt1765360100000 } from './migrations/1765360100000-RunInterrupt';
 import { SessionForks1765410000000 } from './migrations/1765410000000-SessionForks';
 import { RunSchedule1765420000000 } from './migrations/1765420000000-RunSchedule';
+import { McpServers1765430000000 } from './migrations/1765430000000-McpServers';
 import { MemoryFormations1765380000000 } from './migrations/1765380000000-MemoryFormations';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
@@ -65,6 +66,7 @@ export const MIGRATIONS = [
   MemoryFormations1765380000000,
   SessionForks1765410000000,
   RunSchedule1765420000000,
+  McpServers1765430000000,
 ];
 
 /**

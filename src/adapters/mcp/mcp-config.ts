@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import Ajv, { type ErrorObject } from 'ajv';
 import { parse } from 'yaml';
 import { ConfigurationError } from '../../domain/errors';
+import { checkServerEntry } from './entry-checks';
 import type { IdempotencyClass, RiskLevel, SideEffectClass } from '../../domain/tools/tool-spec';
 
 /**
@@ -335,6 +336,7 @@ export function parseMcpConfig(
   const servers = doc.servers.map((s) => {
     assertUsableId(s.id, seen, source);
     seen.add(s.id);
+    checkServerEntry(s, source);
     return s.transport.type === 'http' ? httpServer(s, ctx) : stdioServer(s, ctx);
   });
   return { version: doc.version, servers };
@@ -356,8 +358,16 @@ function schemaError(raw: unknown, e: ErrorObject | undefined, source: string): 
   if (!m) return new ConfigurationError(`${source}: ${at || '(root)'} ${detail}`, { file: source });
   const id = servers?.[Number(m[1])]?.id;
   const name = typeof id === 'string' ? id : `#${m[1]}`;
-  const field = (m[2] ?? '').replace(/^\//, '').replace(/\//g, '.') || '(server)';
+  const field = fieldOf(e, m[2]);
   return new ConfigurationError(`${source}: server ${name}: field ${field}: ${detail}`, { server: name, field });
+}
+
+/** The field of a schema error inside a server entry; an unknown field is named itself. */
+function fieldOf(e: ErrorObject | undefined, at: string | undefined): string {
+  const inEntry = (at ?? '').replace(/^\//, '').replace(/\//g, '.');
+  const extra =
+    e?.keyword === 'additionalProperties' ? (e.params as { additionalProperty?: string }).additionalProperty : '';
+  return [inEntry, extra].filter(Boolean).join('.') || '(server)';
 }
 
 function assertUsableId(id: string, seen: ReadonlySet<string>, source: string): void {
