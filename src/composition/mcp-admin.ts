@@ -47,13 +47,16 @@ function serverAdmin(
   const { runtime, store } = platform.mcpServers;
   const change = async (principal: Principal, c: McpServerChange): Promise<McpServerChangeOutcome> => {
     const written = await store.apply(principal, c, runtime.seeded(c.serverId));
-    const applied = await runtime.sync(c.serverId);
-    const others = written
-      ? await platform.mcpControl.broadcast(c.serverId, 'sync').catch((e: unknown) => {
-          platform.log.warn('mcp server change not broadcast', { server: c.serverId, error: String(e) });
-          return null;
-        })
-      : { acknowledged: [], unacknowledged: [] };
+    // Applied here and in every other process at once (each starts its own child).
+    const [applied, others] = await Promise.all([
+      runtime.sync(c.serverId),
+      written
+        ? platform.mcpControl.broadcast(c.serverId, 'sync').catch((e: unknown) => {
+            platform.log.warn('mcp server change not broadcast', { server: c.serverId, error: String(e) });
+            return null;
+          })
+        : Promise.resolve({ acknowledged: [], unacknowledged: [] }),
+    ]);
     const server = platform.mcp.status().find((s) => s.id === c.serverId) ?? null;
     return { state: applied.state, server, entry: await runtime.entry(c.serverId), others };
   };

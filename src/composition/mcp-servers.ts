@@ -115,12 +115,18 @@ export class McpServerRuntime {
       if (had) log.info('mcp server removed at run time', { server: serverId });
       return { state: 'removed' };
     }
+    const started = Date.now();
     const config = parseServerEntry(entry, this.d.configDir);
     unregisterServer(registry, serverId);
     await hub.put(config);
     const result = await hub.discover(serverId);
     registerDiscovered(hub, registry, result, log);
-    log.info('mcp server applied at run time', { server: serverId, tools: result.tools.length, error: result.error });
+    log.info('mcp server applied at run time', {
+      server: serverId,
+      tools: result.tools.length,
+      error: result.error,
+      ms: Date.now() - started,
+    });
     return { state: hub.status().find((s) => s.id === serverId)?.state ?? 'unknown' };
   }
 }

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Ajv, { type ErrorObject } from 'ajv';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
 import { ConfigurationError } from '../../domain/errors';
 import { checkServerEntry } from './entry-checks';
@@ -317,6 +317,11 @@ interface ServerContext {
   readonly configDir: string;
 }
 
+/** The file schema compiled once per process (run-time server changes validate entries often). */
+let compiledFileSchema: ValidateFunction | null = null;
+const fileValidator = (): ValidateFunction =>
+  (compiledFileSchema ??= new Ajv({ allErrors: false, strict: false }).compile(fileSchema));
+
 /** Parses and validates an already loaded document; `source` names it in errors. */
 export function parseMcpConfig(
   raw: unknown,
@@ -324,7 +329,7 @@ export function parseMcpConfig(
   env: Readonly<Record<string, string | undefined>> = process.env,
   configDir = path.dirname(source),
 ): McpConfig {
-  const validate = new Ajv({ allErrors: false, strict: false }).compile(fileSchema);
+  const validate = fileValidator();
   if (!validate(raw)) throw schemaError(raw, validate.errors?.[0], source);
   const doc = raw as { version: number; servers: RawServer[] };
   const vars: Record<string, string> = {};
