@@ -175,6 +175,15 @@ const unknownServer = (id: string) =>
 const SERVER_ENTRY_SCHEMA = {
   type: 'object',
   required: ['id', 'transport'],
+  properties: {
+    id: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,31}$' },
+    transport: {
+      type: 'object',
+      required: ['type'],
+      properties: { type: { type: 'string', enum: ['stdio', 'http'] } },
+      additionalProperties: true,
+    },
+  },
   additionalProperties: true,
   description:
     'One server entry exactly as config/mcp.yaml spells it (docs/mcp.md): id, transport {type stdio: command (one executable), args, cwd, env_allowlist | type http: url, auth {env}}, restart, health_interval_seconds, isolation, paths, classification, tools, … Environment values are variable names, never values.',
