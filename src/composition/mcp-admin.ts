@@ -1,5 +1,5 @@
 import type { McpAdmin, McpServerChangeOutcome, McpToolView } from '../api/mcp.controller';
-import { ConfigurationError, ValidationError } from '../domain/errors';
+import { ConfigurationError, NotFoundError, ValidationError } from '../domain/errors';
 import type { McpServerEntry } from '../domain/deciders/mcp-server';
 import type { Principal } from '../domain/principal';
 import { ArgumentRuleError, parseArgumentRules } from '../policy/argument-rules';
@@ -9,7 +9,7 @@ import type { Platform } from './platform';
 
 type AdminPlatform = Pick<
   Platform,
-  'mcp' | 'mcpGrants' | 'mcpControl' | 'mcpServers' | 'registry' | 'log' | 'settings' | 'db'
+  'mcp' | 'mcpGrants' | 'mcpControl' | 'mcpServers' | 'registry' | 'log' | 'settings' | 'db' | 'agents'
 >;
 
 /** Binds the operator routes (McpController) to the platform's MCP hub, server log and grant store. */
@@ -49,7 +49,11 @@ function serverAdmin(
     const written = await store.apply(principal, c, runtime.seeded(c.serverId));
     // Applied here and in every other process at once (each starts its own child).
     const [applied, others] = await Promise.all([
-      runtime.sync(c.serverId),
+      // Validated before the append, so a failure here is this host's (e.g. the child cannot start).
+      runtime.sync(c.serverId).catch((e: unknown) => {
+        platform.log.warn('mcp server change not applied here', { server: c.serverId, error: String(e) });
+        return { state: 'failed' };
+      }),
       written
         ? platform.mcpControl.broadcast(c.serverId, 'sync').catch((e: unknown) => {
             platform.log.warn('mcp server change not broadcast', { server: c.serverId, error: String(e) });
@@ -80,7 +84,12 @@ function serverAdmin(
     getAccess: (principal, id) => accessOf(platform, principal, id),
     replaceAccess: async (principal, id, agents) => {
       const current = await accessOf(platform, principal, id);
-      for (const agentId of Object.keys(agents)) assertAgentId(agentId);
+      for (const agentId of Object.keys(agents)) {
+        assertAgentId(agentId);
+        // Every agent is checked before any grant changes: the set is refused whole.
+        if (!(await platform.agents.current(agentId)))
+          throw new NotFoundError(`unknown agent "${agentId}"`, { agentId, field: `agents.${agentId}` });
+      }
       // Every agent not in the set loses access; the set's agents get exactly their grant.
       for (const g of current)
         if (!(g.agentId in agents))

@@ -106,7 +106,22 @@ export class McpServerRuntime {
     return this.d.yaml.get(serverId) ?? null;
   }
 
-  async sync(serverId: string): Promise<{ readonly state: string }> {
+  /** Per server, the sync in progress: a local change and a notice for the same server never interleave. */
+  private readonly running = new Map<string, Promise<unknown>>();
+
+  sync(serverId: string): Promise<{ readonly state: string }> {
+    const before = this.running.get(serverId) ?? Promise.resolve();
+    const next = before.catch(() => undefined).then(() => this.apply(serverId));
+    this.running.set(serverId, next);
+    void next
+      .finally(() => {
+        if (this.running.get(serverId) === next) this.running.delete(serverId);
+      })
+      .catch(() => undefined);
+    return next;
+  }
+
+  private async apply(serverId: string): Promise<{ readonly state: string }> {
     const { hub, registry, log } = this.d;
     const entry = await this.entry(serverId);
     if (!entry) {
