@@ -5,7 +5,7 @@ import { parseMcpConfig, type McpConfig, type McpHub, type McpServerConfig } fro
 import type { DiscoveryResult } from '../adapters/mcp';
 import type { Queryable } from '../adapters/postgres/database';
 import { readMcpServersState } from '../adapters/postgres/pg-mcp-servers';
-import { effectiveEntry, type McpServerEntry } from '../domain/deciders/mcp-server';
+import { effectiveEntry, type McpServerEntry, type McpServersState } from '../domain/deciders/mcp-server';
 import { ConfigurationError, ValidationError } from '../domain/errors';
 import type { Logger } from '../ports/logger';
 import type { ToolRegistry } from '../tools/registry';
@@ -48,7 +48,12 @@ export async function effectiveMcpConfig(
   yaml: McpConfig,
   log: Logger,
 ): Promise<McpConfig> {
-  const state = await readMcpServersState(db);
+  const state: McpServersState = await readMcpServersState(db).catch((e: unknown) => {
+    // Before migration 1765430000000 (e.g. a command run ahead of `agent migrate`): the file alone.
+    if ((e as { code?: string }).code !== '42P01') throw e;
+    log.warn('mcp_servers does not exist yet: MCP servers from config/mcp.yaml only');
+    return { servers: {} };
+  });
   const servers: McpServerConfig[] = yaml.servers.filter((s) => state.servers[s.id] === undefined);
   for (const [id, s] of Object.entries(state.servers).sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (s.status !== 'active' || !s.entry) continue;
