@@ -30,6 +30,7 @@ import { SessionRunQueue1765360000000 } from './migrations/1765360000000-Session
 import { RunInterrupt1765360100000 } from './migrations/1765360100000-RunInterrupt';
 import { SessionForks1765410000000 } from './migrations/1765410000000-SessionForks';
 import { RunSchedule1765420000000 } from './migrations/1765420000000-RunSchedule';
+import { McpServers1765430000000 } from './migrations/1765430000000-McpServers';
 import { LeanEvents1765440000000 } from './migrations/1765440000000-LeanEvents';
 import { RunsColumnOrder1765440100000 } from './migrations/1765440100000-RunsColumnOrder';
 import { CheckpointKey1765440200000 } from './migrations/1765440200000-CheckpointKey';
@@ -68,6 +69,7 @@ export const MIGRATIONS = [
   MemoryFormations1765380000000,
   SessionForks1765410000000,
   RunSchedule1765420000000,
+  McpServers1765430000000,
   LeanEvents1765440000000,
   RunsColumnOrder1765440100000,
   CheckpointKey1765440200000,

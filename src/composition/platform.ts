@@ -44,6 +44,9 @@ import { SessionToolCache } from '../runtime/session-tool-cache';
 import { HousekeepingWorker, type HousekeepingTask } from '../runtime/housekeeping-worker';
 import { PgToolRecords } from '../adapters/postgres/tools/pg-tool-records';
 import { PgMcpGrants } from '../adapters/postgres/pg-mcp-grants';
+import { PgMcpServers } from '../adapters/postgres/pg-mcp-servers';
+import type { McpServerLog } from '../ports/mcp-server-log';
+import { effectiveMcpConfig, McpServerRuntime, yamlServerEntries } from './mcp-servers';
 import { loadSkillPackages, StaticSkillSource } from '../adapters/skills/skill-packages';
 import { SkillLoadTool } from '../tools/skills/skill-load';
 import type { SkillSource } from '../ports/skills';
@@ -109,6 +112,12 @@ export interface Platform {
   readonly schedules: SchedulesPart;
   /** Operator MCP actions broadcast to every process (NOTIFY agent_mcp_control; docs/mcp.md). */
   readonly mcpControl: PgMcpControl;
+  /** MCP servers managed at run time (ADR 0052): the server log, this process's side, the agent ids. */
+  readonly mcpServers: {
+    readonly store: McpServerLog;
+    readonly runtime: McpServerRuntime;
+    readonly agentIds: readonly string[];
+  };
   /** Trajectory export, consent records and export jobs (plan §31, docs/trajectories.md). */
   readonly trajectories: Trajectories;
   /** Tool lifecycle read models and the demo write record (plan §8.4, §9.3). */
@@ -329,7 +338,7 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
   const opened = openArtifactStore(settings, { db, clock, ids, log, events: store });
   undo.push(async () => opened.close());
   const artifacts = opened.store;
-  const { registry, sandbox, mcp, mcpControl, skills, policy } = await wireTools({
+  const { registry, sandbox, mcp, mcpControl, mcpRuntime, skills, policy } = await wireTools({
     settings,
     opts,
     agentFiles,
@@ -388,6 +397,8 @@ async function openServices({ settings, opts, url, log, metrics, undo }: Service
     sandbox,
     mcp,
     mcpControl,
+    mcpRuntime,
+    agentIds: agentFiles.map((a) => a.id),
     skills,
     policy,
     approvals,
@@ -461,6 +472,11 @@ function platformOf(settings: Settings, { handle, log, telemetry }: ProcessParts
     mcpGrants: new PgMcpGrants(db, services.appender, agents, clock),
     schedules: services.schedules,
     mcpControl,
+    mcpServers: {
+      store: new PgMcpServers(db, services.appender),
+      runtime: services.mcpRuntime,
+      agentIds: services.agentIds,
+    },
     trajectories,
     skills,
     toolRecords,
@@ -566,7 +582,9 @@ async function wireTools(d: ToolWiringDeps) {
   // sandbox.run_program (plan §8.5): a program whose bridged tool calls go through the run's pipeline.
   registry.register(sandbox.runProgramTool(registry));
   // An isolated server (isolation: namespace) never sees the data directory, artifacts, backups or keys.
-  const mcp = new McpHub(d.mcpConfig, log, opts.mcpRestartPolicy, d.metrics, {
+  // config/mcp.yaml seeds the set; the server log (mcp_servers) adds, changes and removes (ADR 0052).
+  const mcpConfig = await effectiveMcpConfig(d.db, settings.configDir, d.mcpConfig, log);
+  const mcp = new McpHub(mcpConfig, log, opts.mcpRestartPolicy, d.metrics, {
     hidden: [
       settings.dataDir,
       settings.artifactDir,
@@ -578,14 +596,27 @@ async function wireTools(d: ToolWiringDeps) {
     gvisorStateDir: path.join(settings.dataDir, 'mcp-gvisor'),
   });
   undo.push(() => mcp.close());
-  await registerMcpTools(mcp, d.agentFiles, registry, log);
+  await registerMcpTools(mcp, d.agentFiles, registry, log, new Set(d.mcpConfig.servers.map((s) => s.id)));
+  const mcpRuntime = new McpServerRuntime({
+    hub: mcp,
+    registry,
+    db: d.db,
+    configDir: settings.configDir,
+    yaml: yamlServerEntries(settings.configDir),
+    log,
+  });
   // Operator start/stop/restart taken by another process (the API) reach this one's supervisors too.
   const mcpControl = new PgMcpControl(d.url, d.db, log, {
     service: opts.service,
     ackTimeoutMs: settings.mcpControlAckTimeoutMs,
   });
   undo.push(() => mcpControl.close());
-  if (mcp.serverIds.length > 0) await mcpControl.listen(mcp);
+  // Every process listens: a server added at run time reaches processes that started with none.
+  await mcpControl.listen({
+    has: (id) => mcp.has(id),
+    control: (id, action) => mcp.control(id, action),
+    sync: (id) => mcpRuntime.sync(id),
+  });
   // Skills: a refused package is logged with its reasons and not offered (agent skills validate).
   const skillPackages = loadSkillPackages(process.env.SKILLS_DIR || path.join(settings.configDir, 'skills'));
   for (const r of skillPackages.refused) log.warn('skill package refused', { dir: r.dir, reasons: r.reasons });
@@ -596,7 +627,7 @@ async function wireTools(d: ToolWiringDeps) {
     registry.register(createDelegateRunTool());
   const policy = PolicyEngine.load(path.join(settings.configDir, 'policies'));
   policy.assertConsistentWith(registry.list().map((t) => t.spec));
-  return { registry, sandbox, mcp, mcpControl, skills, policy };
+  return { registry, sandbox, mcp, mcpControl, mcpRuntime, skills, policy };
 }
 
 /**
@@ -610,10 +641,16 @@ async function registerMcpTools(
   agentFiles: readonly { id: string; mcpServers?: readonly string[] }[],
   registry: ToolRegistry,
   log: Logger,
+  seeded: ReadonlySet<string>,
 ): Promise<void> {
   const granted = new Set<string>();
   for (const a of agentFiles)
     for (const s of a.mcpServers ?? []) {
+      // A YAML server removed through the API (ADR 0052) is logged, not fatal: its tools are simply absent.
+      if (!mcp.serverIds.includes(s) && seeded.has(s)) {
+        log.warn('agent names an mcp server removed at run time', { agentId: a.id, server: s });
+        continue;
+      }
       if (!mcp.serverIds.includes(s))
         throw new ConfigurationError(
           `agent ${a.id}: mcp_servers names ${s}, which config/mcp.yaml does not configure`,

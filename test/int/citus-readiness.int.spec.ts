@@ -12,7 +12,7 @@ import { createTestDb, type TestDb } from '../support/test-db';
  * distributes; this test fails on any new table, index or key that breaks them, and on a gap fixed but
  * still listed.
  */
-const REFERENCE = ['agents', 'model_prices', 'agent_mcp_grants'];
+const REFERENCE = ['agents', 'model_prices', 'agent_mcp_grants', 'mcp_servers'];
 const LOCAL = ['projection_watermarks', 'read_model_generation', 'typeorm_migrations'];
 const KEY = 'tenant_id';
 

@@ -1,7 +1,7 @@
 import type { Logger } from '../../ports/logger';
 import { noopMetrics, type McpMetrics } from '../../ports/metrics';
 import type { Tool } from '../../ports/tool';
-import type { McpConfig } from './mcp-config';
+import type { McpConfig, McpServerConfig } from './mcp-config';
 import { checkIsolation, NO_HIDDEN, type McpIsolationHost } from './isolation';
 import { mapTools } from './mcp-tools';
 import { McpServerSupervisor, type RestartPolicy, type ServerStatus } from './supervisor';
@@ -42,23 +42,56 @@ export class McpHub {
     readonly config: McpConfig,
     private readonly log: Logger,
     /** Replaces fields of every server's configured restart policy (tests shorten the backoff). */
-    policy: Partial<RestartPolicy> = {},
-    metrics: McpMetrics = noopMetrics,
+    private readonly policy: Partial<RestartPolicy> = {},
+    private readonly metrics: McpMetrics = noopMetrics,
     /** What isolated servers never see (the data directory, keys); an entry that would is refused here. */
-    isolationHost: McpIsolationHost = NO_HIDDEN,
+    private readonly isolationHost: McpIsolationHost = NO_HIDDEN,
   ) {
     checkIsolation(config, isolationHost);
-    for (const s of config.servers) {
-      const sup = new McpServerSupervisor(s, log, policy, Date.now, metrics, isolationHost);
-      sup.onToolsChanged = () => {
-        // Only servers someone discovered (granted to an agent) are re-discovered.
-        if (!this.discovered.has(s.id)) return;
-        void this.discover(s.id).then((r) => {
-          if (r.error === null) this.onRediscovered?.(r);
-        });
-      };
-      this.supervisors.set(s.id, sup);
-    }
+    for (const s of config.servers) this.supervise(s);
+  }
+
+  /**
+   * A server added or changed at run time (ADR 0052): its previous supervisor, if any, is stopped
+   * first; the new one starts at its first discovery. An isolation the host cannot give is refused.
+   */
+  async put(server: McpServerConfig): Promise<void> {
+    this.check(server);
+    await this.remove(server.id);
+    this.supervise(server);
+  }
+
+  /** Refuses (ConfigurationError naming the field) an entry whose isolation this host cannot give. */
+  check(server: McpServerConfig): void {
+    checkIsolation({ version: this.config.version, servers: [server] }, this.isolationHost);
+  }
+
+  /** Stops and forgets a server removed at run time; false when this process did not have it. */
+  async remove(serverId: string): Promise<boolean> {
+    const sup = this.supervisors.get(serverId);
+    if (!sup) return false;
+    this.supervisors.delete(serverId);
+    this.discovered.delete(serverId);
+    sup.onToolsChanged = null;
+    await sup.stop();
+    return true;
+  }
+
+  /** The configuration a server runs with here, or null. */
+  configOf(serverId: string): McpServerConfig | null {
+    return this.supervisors.get(serverId)?.config ?? null;
+  }
+
+  private supervise(s: McpServerConfig): void {
+    const sup = new McpServerSupervisor(s, this.log, this.policy, Date.now, this.metrics, this.isolationHost);
+    sup.onToolsChanged = () => {
+      // Only servers someone discovered (granted to an agent) are re-discovered.
+      if (!this.discovered.has(s.id) || this.supervisors.get(s.id) !== sup) return;
+      void this.discover(s.id).then((r) => {
+        if (r.error === null) this.onRediscovered?.(r);
+      });
+    };
+    this.supervisors.set(s.id, sup);
   }
 
   get serverIds(): string[] {

@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Ajv, { type ErrorObject } from 'ajv';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
 import { ConfigurationError } from '../../domain/errors';
+import { checkServerEntry } from './entry-checks';
 import type { IdempotencyClass, RiskLevel, SideEffectClass } from '../../domain/tools/tool-spec';
 
 /**
@@ -316,6 +317,11 @@ interface ServerContext {
   readonly configDir: string;
 }
 
+/** The file schema compiled once per process (run-time server changes validate entries often). */
+let compiledFileSchema: ValidateFunction | null = null;
+const fileValidator = (): ValidateFunction =>
+  (compiledFileSchema ??= new Ajv({ allErrors: false, strict: false }).compile(fileSchema));
+
 /** Parses and validates an already loaded document; `source` names it in errors. */
 export function parseMcpConfig(
   raw: unknown,
@@ -323,7 +329,7 @@ export function parseMcpConfig(
   env: Readonly<Record<string, string | undefined>> = process.env,
   configDir = path.dirname(source),
 ): McpConfig {
-  const validate = new Ajv({ allErrors: false, strict: false }).compile(fileSchema);
+  const validate = fileValidator();
   if (!validate(raw)) throw schemaError(raw, validate.errors?.[0], source);
   const doc = raw as { version: number; servers: RawServer[] };
   const vars: Record<string, string> = {};
@@ -335,6 +341,7 @@ export function parseMcpConfig(
   const servers = doc.servers.map((s) => {
     assertUsableId(s.id, seen, source);
     seen.add(s.id);
+    checkServerEntry(s, source);
     return s.transport.type === 'http' ? httpServer(s, ctx) : stdioServer(s, ctx);
   });
   return { version: doc.version, servers };
@@ -356,8 +363,16 @@ function schemaError(raw: unknown, e: ErrorObject | undefined, source: string): 
   if (!m) return new ConfigurationError(`${source}: ${at || '(root)'} ${detail}`, { file: source });
   const id = servers?.[Number(m[1])]?.id;
   const name = typeof id === 'string' ? id : `#${m[1]}`;
-  const field = (m[2] ?? '').replace(/^\//, '').replace(/\//g, '.') || '(server)';
+  const field = fieldOf(e, m[2]);
   return new ConfigurationError(`${source}: server ${name}: field ${field}: ${detail}`, { server: name, field });
+}
+
+/** The field of a schema error inside a server entry; an unknown field is named itself. */
+function fieldOf(e: ErrorObject | undefined, at: string | undefined): string {
+  const inEntry = (at ?? '').replace(/^\//, '').replace(/\//g, '.');
+  const extra =
+    e?.keyword === 'additionalProperties' ? (e.params as { additionalProperty?: string }).additionalProperty : '';
+  return [inEntry, extra].filter(Boolean).join('.') || '(server)';
 }
 
 function assertUsableId(id: string, seen: ReadonlySet<string>, source: string): void {

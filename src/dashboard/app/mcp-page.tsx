@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api';
 import { reportAuth } from './nav';
+import { describeChange, McpServerEditor, type ChangeOutcome } from './mcp-editor';
 import { ErrorText } from './sessions-page';
 
 interface McpServer {
@@ -23,70 +24,125 @@ const STATE_CLASS: Record<string, string> = {
   starting: 's-running',
 };
 
-/** The other processes' answers to an operator action (POST /v1/mcp/servers/{id}/restart). */
-interface ControlProcesses {
-  broadcast: boolean;
-  acknowledged: { process: string; service: string; pid: number; state: string | null; error: string | null }[];
-  unacknowledged: string[];
+/** One server's row: its health, and restart, edit and delete. */
+function ServerRow(props: {
+  s: McpServer;
+  busy: boolean;
+  act: (id: string, what: 'restart' | 'edit' | 'delete') => void;
+}) {
+  const { s, busy, act } = props;
+  return (
+    <tr data-server={s.id}>
+      <td>
+        <code>{s.id}</code> <span class="muted">{s.transport}</span>
+      </td>
+      <td>
+        <span class={`badge ${STATE_CLASS[s.state] ?? ''}`}>{s.state}</span>
+      </td>
+      <td>{s.protocol_version ?? '—'}</td>
+      <td title={s.disabled_tools.map((d) => `${d.name}: ${d.reason}`).join('\n')}>
+        {s.tool_count}
+        {s.disabled_tools.length ? ` (${s.disabled_tools.length} disabled)` : ''}
+      </td>
+      <td>{s.restarts}</td>
+      <td>
+        {s.counters.calls}
+        {s.counters.failed_calls ? ` (${s.counters.failed_calls} failed)` : ''}
+      </td>
+      <td class={s.last_error ? 'fail-text' : undefined}>{s.last_error ?? '—'}</td>
+      <td>
+        <button type="button" disabled={busy} onClick={() => act(s.id, 'restart')}>
+          Restart
+        </button>{' '}
+        <button type="button" disabled={busy} onClick={() => act(s.id, 'edit')}>
+          Edit
+        </button>{' '}
+        <button type="button" disabled={busy} onClick={() => act(s.id, 'delete')}>
+          Delete
+        </button>
+      </td>
+    </tr>
+  );
 }
 
-function describeOutcome(id: string, state: string, p: ControlProcesses): string {
-  const parts = [`${id} restarted: ${state} in the API`];
-  if (!p.broadcast) parts.push('the other processes were not told (see the API log)');
-  for (const a of p.acknowledged) parts.push(`${a.service} pid ${a.pid}: ${a.error ? `failed (${a.error})` : a.state}`);
-  for (const o of p.unacknowledged) parts.push(`process ${o.slice(0, 8)}: no answer`);
-  return `${parts.join('; ')}.`;
-}
-
-/** MCP server health (`GET /v1/mcp/servers`, admin scope), refreshed every 5 s; restart from here. */
-export function McpPage() {
-  const [servers, setServers] = useState<McpServer[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
+/** Restart, edit (load the settings into the editor) and delete, each reporting what every process did. */
+function useServerActions(load: () => Promise<void>) {
   const [busy, setBusy] = useState<string | null>(null);
-  /** What the last restart did in the other processes (the worker's children), from its acknowledgements. */
+  const [error, setError] = useState<unknown>(null);
+  /** What the last change did in the other processes (the worker's children), from their acknowledgements. */
   const [outcome, setOutcome] = useState<string | null>(null);
-  const load = () =>
-    api<{ items: McpServer[] }>('GET', '/v1/mcp/servers').then(
-      (r) => (setServers(r.items), setError(null)),
-      (e: unknown) => {
-        reportAuth(e);
-        setError(
-          e instanceof ApiError && e.status === 403
-            ? new Error('MCP server health needs a token with the admin scope.')
-            : e,
-        );
-      },
-    );
-  useEffect(() => {
-    void load();
-    const t = setInterval(() => void load(), 5000);
-    return () => clearInterval(t);
-  }, []);
-  const restart = async (id: string) => {
+  /** The editor: null closed; id null adds a server. */
+  const [editing, setEditing] = useState<{ id: string | null; initial: string | null } | null>(null);
+  const path = (id: string) => `/v1/mcp/servers/${encodeURIComponent(id)}`;
+  const act = async (id: string, what: 'restart' | 'edit' | 'delete') => {
     setBusy(id);
     try {
-      const r = await api<McpServer & { processes: ControlProcesses }>(
-        'POST',
-        `/v1/mcp/servers/${encodeURIComponent(id)}/restart`,
-      );
-      setOutcome(describeOutcome(id, r.state, r.processes));
+      if (what === 'edit') {
+        const r = await api<{ settings: unknown }>('GET', `${path(id)}/settings`);
+        setEditing({ id, initial: JSON.stringify(r.settings, null, 2) });
+      } else {
+        const r = await api<ChangeOutcome>(
+          what === 'restart' ? 'POST' : 'DELETE',
+          what === 'restart' ? `${path(id)}/restart` : path(id),
+        );
+        setOutcome(describeChange(what === 'restart' ? 'restarted' : 'deleted', id, r));
+      }
+      setError(null);
     } catch (e) {
       setError(e);
     }
     setBusy(null);
     await load();
   };
+  const done = (msg: string) => {
+    setEditing(null);
+    if (msg) setOutcome(msg);
+    void load();
+  };
+  return { busy, error, setError, outcome, editing, setEditing, act, done };
+}
+
+/** MCP servers (`GET /v1/mcp/servers`, admin scope), refreshed every 5 s; add, edit, delete and restart them. */
+export function McpPage() {
+  const [servers, setServers] = useState<McpServer[] | null>(null);
+  const load = () =>
+    api<{ items: McpServer[] }>('GET', '/v1/mcp/servers').then(
+      (r) => (setServers(r.items), a.setError(null)),
+      (e: unknown) => {
+        reportAuth(e);
+        a.setError(
+          e instanceof ApiError && e.status === 403
+            ? new Error('MCP server health needs a token with the admin scope.')
+            : e,
+        );
+      },
+    );
+  const a = useServerActions(load);
+  useEffect(() => {
+    void load();
+    const t = setInterval(() => void load(), 5000);
+    return () => clearInterval(t);
+  }, []);
   return (
     <section aria-labelledby="mcp-h">
       <h1 id="mcp-h">MCP servers</h1>
-      <ErrorText error={error} />
-      {outcome ? (
+      <ErrorText error={a.error} />
+      {a.outcome ? (
         <p role="status" class="muted">
-          {outcome}
+          {a.outcome}
         </p>
       ) : null}
+      {a.editing ? (
+        <McpServerEditor key={a.editing.id ?? '+'} id={a.editing.id} initial={a.editing.initial} onDone={a.done} />
+      ) : (
+        <p>
+          <button type="button" onClick={() => a.setEditing({ id: null, initial: null })}>
+            Add server
+          </button>
+        </p>
+      )}
       {servers !== null && servers.length === 0 ? (
-        <p class="muted">No MCP servers are configured (config/mcp.yaml).</p>
+        <p class="muted">No MCP servers are configured (config/mcp.yaml, or add one here).</p>
       ) : null}
       {servers && servers.length > 0 ? (
         <div class="table-wrap">
@@ -105,30 +161,7 @@ export function McpPage() {
             </thead>
             <tbody>
               {servers.map((s) => (
-                <tr key={s.id} data-server={s.id}>
-                  <td>
-                    <code>{s.id}</code> <span class="muted">{s.transport}</span>
-                  </td>
-                  <td>
-                    <span class={`badge ${STATE_CLASS[s.state] ?? ''}`}>{s.state}</span>
-                  </td>
-                  <td>{s.protocol_version ?? '—'}</td>
-                  <td title={s.disabled_tools.map((d) => `${d.name}: ${d.reason}`).join('\n')}>
-                    {s.tool_count}
-                    {s.disabled_tools.length ? ` (${s.disabled_tools.length} disabled)` : ''}
-                  </td>
-                  <td>{s.restarts}</td>
-                  <td>
-                    {s.counters.calls}
-                    {s.counters.failed_calls ? ` (${s.counters.failed_calls} failed)` : ''}
-                  </td>
-                  <td class={s.last_error ? 'fail-text' : undefined}>{s.last_error ?? '—'}</td>
-                  <td>
-                    <button type="button" disabled={busy === s.id} onClick={() => void restart(s.id)}>
-                      Restart
-                    </button>
-                  </td>
-                </tr>
+                <ServerRow key={s.id} s={s} busy={a.busy === s.id} act={(id, what) => void a.act(id, what)} />
               ))}
             </tbody>
           </table>

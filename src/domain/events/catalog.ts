@@ -537,6 +537,32 @@ export const EVENT_CATALOG: { readonly [K in EventType]: CatalogEntry } = {
       revision: int({ minimum: 1 }),
     }),
   },
+  'mcp.server.added': {
+    currentVersion: 1,
+    schema: obj({
+      serverId: str({ pattern: '^[a-z][a-z0-9_]{0,31}$' }),
+      entry: anyObject(),
+      revision: int({ minimum: 1 }),
+    }),
+  },
+  'mcp.server.updated': {
+    currentVersion: 1,
+    schema: obj({
+      serverId: str({ pattern: '^[a-z][a-z0-9_]{0,31}$' }),
+      entry: anyObject(),
+      changed: arr(str({ minLength: 1 })),
+      origin: oneOfStr(['yaml', 'api']),
+      revision: int({ minimum: 1 }),
+    }),
+  },
+  'mcp.server.removed': {
+    currentVersion: 1,
+    schema: obj({
+      serverId: str({ pattern: '^[a-z][a-z0-9_]{0,31}$' }),
+      origin: oneOfStr(['yaml', 'api']),
+      revision: int({ minimum: 1 }),
+    }),
+  },
   'schedule.created': {
     currentVersion: 1,
     schema: obj({

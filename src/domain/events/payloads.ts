@@ -354,6 +354,31 @@ export interface EventPayloads extends MemoryEventPayloads {
     revision: number;
   };
   /**
+   * MCP servers managed at run time (ADR 0052, docs/mcp.md "Servers managed at run time"), in the
+   * platform's MCP server audit session. `entry` is the server entry exactly as config/mcp.yaml
+   * spells it (validated by the same schema; env values are variable names, never values).
+   */
+  'mcp.server.added': {
+    serverId: string;
+    entry: Record<string, unknown>;
+    revision: number;
+  };
+  /** A server's settings replaced; `entry` is the whole entry after the change, `changed` its top-level fields. */
+  'mcp.server.updated': {
+    serverId: string;
+    entry: Record<string, unknown>;
+    changed: string[];
+    /** `yaml` when this is the first change to a server config/mcp.yaml seeded, else `api`. */
+    origin: 'yaml' | 'api';
+    revision: number;
+  };
+  /** A server removed (its processes stopped everywhere); `origin` says where it was configured. */
+  'mcp.server.removed': {
+    serverId: string;
+    origin: 'yaml' | 'api';
+    revision: number;
+  };
+  /**
    * Schedules (ADR 0034), each in its own stream (a system session whose id is the schedule's id).
    * `created` and `updated` carry the whole immutable revision; `nextFireAt` is the first firing
    * instant after the change (UTC), null when there is none.

@@ -1,5 +1,6 @@
 import { approvalProjection } from './approval-projection';
 import { idempotencyProjection } from './idempotency-projection';
+import { mcpServerProjection } from './mcp-server-projection';
 import { memoryRecordProjection, memoryRetrievalProjection } from './memory-record-projection';
 import { modelCallProjection } from './model-call-projection';
 import { notificationProjection } from './notification-projection';
@@ -25,6 +26,7 @@ export const PROJECTIONS: readonly Projection[] = [
   memoryRetrievalProjection,
   scheduleProjection,
   scheduleOccurrenceProjection,
+  mcpServerProjection,
 ];
 
 export function projectionByName(name: string): Projection | undefined {

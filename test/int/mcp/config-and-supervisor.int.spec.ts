@@ -51,8 +51,22 @@ describe('config/mcp.yaml', () => {
       /server everything: field tools\.echo\.side_effect/,
     ],
     [[server({ call_timeout_seconds: 0 })], /server everything: field call_timeout_seconds/],
-    [[server({ colour: 'red' })], /server everything: field \(server\): unknown field 'colour'/],
+    [[server({ colour: 'red' })], /server everything: field colour: unknown field 'colour'/],
     [[server(), server()], /server everything: field id: duplicate/],
+    // ADR 0052: the checks the API shares with the file.
+    [
+      [server({ transport: { type: 'stdio', command: 'node server.js --stdio' } })],
+      /server everything: field transport\.command: must be one executable, not a shell command line/,
+    ],
+    [
+      [server({ transport: { type: 'stdio', command: 'x', args: ['--key', 'sk-proj-abcdefghijklmnopqrstuvwx'] } })],
+      /server everything: field transport\.args\.1: looks like a credential/,
+    ],
+    [
+      [server({ transport: { type: 'stdio', command: 'x', env_allowlist: ['sk-proj-abcdefghijklmnopqrstuvwx'] } })],
+      /server everything: field transport\.env_allowlist\.0/,
+    ],
+    [[server({ restart: { strategy: 'sometimes' } })], /server everything: field restart\.strategy: must be one of/],
     [
       [server({ transport: { type: 'stdio', command: '${NOPE_NOT_SET}' } })],
       /server everything: field transport\.command references \$\{NOPE_NOT_SET\}/,

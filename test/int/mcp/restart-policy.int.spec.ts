@@ -47,7 +47,7 @@ describe('MCP restart policy: config', () => {
     [{ max_restarts: -1 }, /server crashy: field restart.max_restarts: must be >= 0/],
     [{ backoff_base_ms: -5 }, /server crashy: field restart.backoff_base_ms: must be >= 0/],
     [{ restart_window_seconds: 0 }, /server crashy: field restart.restart_window_seconds: must be > 0/],
-    [{ max_restart: 3 }, /server crashy: field restart: unknown field 'max_restart'/],
+    [{ max_restart: 3 }, /server crashy: field restart.max_restart: unknown field 'max_restart'/],
     [{ backoff_base_ms: 5000, backoff_max_ms: 1000 }, /server crashy: field restart.backoff_max_ms: must not be below/],
   ])('refuses restart %j naming the server and field', (restart, message) => {
     expect(() => parse([server(restart)])).toThrow(ConfigurationError);

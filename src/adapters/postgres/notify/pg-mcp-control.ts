@@ -15,12 +15,19 @@ export const MCP_CONTROL_ACK_CHANNEL = 'agent_mcp_control_ack';
 export const MCP_CONTROL_APPLICATION_PREFIX = 'agent-mcp-control:';
 
 export type McpControlAction = 'start' | 'stop' | 'restart';
+/**
+ * `sync`: the server's entry changed in `mcp_servers` (added, updated or removed through the API,
+ * ADR 0052); each process re-reads it and starts, replaces or stops its own supervisor.
+ */
+export type McpControlMessage = McpControlAction | 'sync';
 const ACTIONS: readonly string[] = ['start', 'stop', 'restart'];
 
 /** What a process applies an operator action to: its own supervisors (`McpHub`). */
 export interface McpControlTarget {
   has(serverId: string): boolean;
   control(serverId: string, action: McpControlAction): Promise<{ readonly state: string }>;
+  /** Applies the server's current managed entry here; the state is `removed` when it no longer exists. */
+  sync?(serverId: string): Promise<{ readonly state: string }>;
 }
 
 /** One other process's answer to an operator action: what its supervisor of the server is now. */
@@ -96,7 +103,7 @@ export class PgMcpControl {
    * Tells every other process to apply `action` to its supervisor of `serverId`, and waits (at most
    * the acknowledgement timeout) until each live listening process has answered.
    */
-  async broadcast(serverId: string, action: McpControlAction): Promise<McpBroadcastResult> {
+  async broadcast(serverId: string, action: McpControlMessage): Promise<McpBroadcastResult> {
     const request = randomUUID();
     const peers = await this.listeningPeers();
     let finish = (): void => undefined;
@@ -173,7 +180,8 @@ export class PgMcpControl {
     if (notice.origin === this.origin) return;
     const server = typeof notice.server === 'string' ? notice.server : '';
     const action = typeof notice.action === 'string' ? notice.action : '';
-    if (!ACTIONS.includes(action) || !target.has(server)) {
+    const sync = action === 'sync' && target.sync !== undefined && /^[a-z][a-z0-9_]{0,31}$/.test(server);
+    if (!sync && (!ACTIONS.includes(action) || !target.has(server))) {
       this.log.warn('mcp control notice ignored', { server, action });
       return;
     }
@@ -181,7 +189,9 @@ export class PgMcpControl {
     let state: string | null = null;
     let error: string | null = null;
     try {
-      state = (await target.control(server, action as McpControlAction)).state;
+      state = sync
+        ? (await target.sync!(server)).state
+        : (await target.control(server, action as McpControlAction)).state;
     } catch (e) {
       error = e instanceof Error ? e.message.slice(0, 500) : String(e).slice(0, 500);
       this.log.warn('mcp operator action from another process failed', { server, action, error });
