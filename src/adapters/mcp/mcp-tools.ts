@@ -3,7 +3,13 @@ import type { IdempotencyClass, RiskLevel, SideEffectClass, ToolResult, ToolSpec
 import type { Tool, ToolExecutionContext } from '../../ports/tool';
 import { UNCLASSIFIED, type McpClassification, type McpServerConfig } from './mcp-config';
 import { redactCredentials } from './redact';
-import { McpProtocolFault, McpServerUnavailable, type DiscoveredTool, type McpServerSupervisor } from './supervisor';
+import {
+  McpInputRequired,
+  McpProtocolFault,
+  McpServerUnavailable,
+  type DiscoveredTool,
+  type McpServerSupervisor,
+} from './supervisor';
 
 const SIDE_EFFECT_ORDER: readonly SideEffectClass[] = ['none', 'read', 'workspace_write', 'external_write', 'control'];
 const RISK_ORDER: readonly RiskLevel[] = ['low', 'medium', 'high', 'critical'];
@@ -107,6 +113,13 @@ export class McpTool implements Tool {
           ok: false,
           errorCode: 'mcp_protocol_error',
           message: `${this.spec.name}: ${(e as { message: string }).message.slice(0, 500)} (server_id=${serverId})`,
+          retryable: false,
+        };
+      if (caught instanceof McpInputRequired)
+        return {
+          ok: false,
+          errorCode: 'mcp_input_required',
+          message: `${(e as { message: string }).message} (server_id=${serverId})`,
           retryable: false,
         };
       if (caught instanceof McpServerUnavailable)

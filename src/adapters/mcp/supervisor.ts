@@ -1,7 +1,5 @@
 import { ChildStdioTransport } from './child-stdio-transport';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, SdkError, SdkErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Logger } from '../../ports/logger';
 import { noopMetrics, type McpMetrics } from '../../ports/metrics';
 import type { McpServerConfig, RestartPolicy } from './mcp-config';
@@ -23,14 +21,26 @@ export interface ServerStatus {
   readonly pid: number | null;
   /** The server's self-reported name while connected. */
   readonly server: string | null;
-  /** The protocol version agreed in the initialize handshake while connected. */
+  /** The protocol version agreed (initialize handshake or `server/discover`) while connected. */
   readonly protocolVersion: string | null;
+  /** The MCP era this connection settled on (ADR 0051): `legacy` (initialize) or `modern` (2026-07-28+), null until connected. */
+  readonly era: 'legacy' | 'modern' | null;
   /** Counters since process start, for a metrics port to read (calls, failed calls, protocol errors). */
   readonly counters: { readonly calls: number; readonly failedCalls: number; readonly protocolErrors: number };
 }
 
 /** The server broke the protocol during a call (invalid JSON-RPC, wrong shapes): the call fails, nothing crashes. */
 export class McpProtocolFault extends Error {}
+
+/**
+ * A modern-era server answered `resultType: input_required` (a multi-round continuation asking the
+ * client for elicitation, sampling or roots): agent-core has no flow for it, so the call fails
+ * explicitly instead of parsing as a final result.
+ */
+export class McpInputRequired extends Error {}
+
+/** How long the `server/discover` probe may stay unanswered before the server counts as legacy (§3.1.3). */
+export const ERA_PROBE_TIMEOUT_MS = 10_000;
 
 /** A discovered tool as the server described it (no SDK type leaves this folder). */
 export interface DiscoveredTool {
@@ -106,9 +116,19 @@ export class McpServerSupervisor {
       lastError: this.lastError,
       pid: this.transport?.pid ?? null,
       server: this.client?.getServerVersion()?.name ?? null,
-      protocolVersion: this.state === 'ready' ? (this.transport?.negotiatedVersion ?? null) : null,
+      protocolVersion: this.state === 'ready' ? (this.client?.getNegotiatedProtocolVersion() ?? null) : null,
+      era: this.state === 'ready' ? (this.client?.getProtocolEra() ?? null) : null,
       counters: { ...this.counters },
     };
+  }
+
+  /**
+   * What a modern-era server said about itself in `DiscoverResult.instructions` (legacy servers'
+   * initialize instructions are not offered: ADR 0051), while connected. Untrusted server text.
+   */
+  get instructions(): string | null {
+    if (this.state !== 'ready' || this.client?.getProtocolEra() !== 'modern') return null;
+    return this.client.getDiscoverResult()?.instructions ?? null;
   }
 
   /** The child's pid while it runs (tests use it to SIGKILL the server). */
@@ -160,23 +180,30 @@ export class McpServerSupervisor {
     let result;
     try {
       const client = await this.ready();
-      result = await client.callTool({ name, arguments: args }, undefined, {
-        signal: AbortSignal.any([signal, fault.signal]),
-        timeout: timeoutMs,
-        ...(onProgress
-          ? {
-              onprogress: (p: { progress: number; total?: number; message?: string }) =>
-                onProgress({
-                  progress: p.progress,
-                  total: typeof p.total === 'number' ? p.total : null,
-                  message: typeof p.message === 'string' ? redactCredentials(p.message, this.config) : null,
-                }),
-            }
-          : {}),
-      });
+      result = await client.callTool(
+        { name, arguments: args },
+        {
+          signal: AbortSignal.any([signal, fault.signal]),
+          timeout: timeoutMs,
+          ...(onProgress
+            ? {
+                onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                  onProgress({
+                    progress: p.progress,
+                    total: typeof p.total === 'number' ? p.total : null,
+                    message: typeof p.message === 'string' ? redactCredentials(p.message, this.config) : null,
+                  }),
+              }
+            : {}),
+        },
+      );
     } catch (e) {
       this.counters.failedCalls++;
       if (fault.signal.aborted && fault.signal.reason instanceof McpProtocolFault) throw fault.signal.reason;
+      if (e instanceof SdkError && e.code === SdkErrorCode.UnsupportedResultType && /input_required/.test(e.message))
+        throw new McpInputRequired(
+          `${name}: the server asked for interactive input (resultType input_required), which agent-core does not provide`,
+        );
       if (this.config.transport === 'http' && isHttpConnectionFailure(e)) {
         // The server went away or forgot our session (restarted): reconnect with backoff.
         this.lastError = `connection failed: ${(e as Error).message}`.slice(0, 500);
@@ -333,14 +360,14 @@ export class McpServerSupervisor {
     const transport = new ObservedTransport(inner, this.config.protocolVersion, (error) =>
       this.onProtocolError(generation, error),
     );
-    const client = new Client({ name: 'agent-core', version: '0.1.0' });
+    const client = new Client({ name: 'agent-core', version: '0.1.0' }, clientOptions(this.config));
     client.onerror = (e) =>
       this.log.warn('mcp transport error', {
         server: this.config.id,
         error: redactCredentials(e.message, this.config).slice(0, 500),
       });
     client.onclose = () => this.onClosed(generation);
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
       if (generation !== this.generation) return;
       this.log.info('mcp tools list changed', { server: this.config.id });
       this.onToolsChanged?.();
@@ -368,7 +395,8 @@ export class McpServerSupervisor {
       server: this.config.id,
       transport: this.config.transport,
       pid: transport.pid,
-      protocolVersion: transport.negotiatedVersion,
+      era: client.getProtocolEra(),
+      protocolVersion: client.getNegotiatedProtocolVersion(),
       restarts: this.restarts,
     });
     this.scheduleHealth(generation, client);
@@ -501,6 +529,27 @@ export class McpServerSupervisor {
     }
   }
 }
+
+/**
+ * The era settings of a server's client (ClotoCore §3.1.3, ADR 0051), all through the SDK's public
+ * options: `auto` probes with `server/discover` (at most 10 s, bounded by the startup timeout) and
+ * falls back to `initialize` on anything that is not positive evidence of a modern server; `modern`
+ * pins the 2026-07-28 revision (no fallback); `legacy` is the plain handshake. `input_required` is
+ * never fulfilled (agent-core has no elicitation or sampling flow): it surfaces as a typed error.
+ */
+function clientOptions(config: McpServerConfig): ConstructorParameters<typeof Client>[1] {
+  const probe = { timeoutMs: Math.min(ERA_PROBE_TIMEOUT_MS, config.startupTimeoutMs) };
+  const versionNegotiation =
+    config.protocolEra === 'legacy'
+      ? { mode: 'legacy' as const }
+      : config.protocolEra === 'modern'
+        ? { mode: { pin: MODERN_PROTOCOL_VERSION }, probe }
+        : { mode: 'auto' as const, probe };
+  return { versionNegotiation, inputRequired: { autoFulfill: false } };
+}
+
+/** The stateless revision `protocol_era: modern` pins. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 
 /**
  * A Streamable HTTP failure that means "reconnect": the server is unreachable (fetch failed), or it
