@@ -221,7 +221,7 @@ export class McpServerSupervisor {
     if (result.isError === true) this.counters.failedCalls++;
     return {
       isError: result.isError === true,
-      content: Array.isArray(result.content) ? (result.content as unknown[]) : [],
+      content: Array.isArray(result.content) ? result.content : [],
       structuredContent:
         result.structuredContent && typeof result.structuredContent === 'object'
           ? (result.structuredContent as Record<string, unknown>)
