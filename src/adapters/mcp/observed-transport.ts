@@ -30,11 +30,6 @@ export class ObservedTransport implements Transport {
     return this.inner.pid ?? null;
   }
 
-  /** Streamable HTTP opens one request per message (the SDK cancels by closing it in the modern era). */
-  get hasPerRequestStream(): boolean | undefined {
-    return this.inner.hasPerRequestStream;
-  }
-
   get sessionId(): string | undefined {
     return this.inner.sessionId;
   }

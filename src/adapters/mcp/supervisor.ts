@@ -39,8 +39,11 @@ export class McpProtocolFault extends Error {}
  */
 export class McpInputRequired extends Error {}
 
-/** How long the `server/discover` probe may stay unanswered before the server counts as legacy (§3.1.3). */
-export const ERA_PROBE_TIMEOUT_MS = 10_000;
+/**
+ * How long the `server/discover` probe may stay unanswered before the server counts as legacy: the
+ * seed bounds the window at 10 s (§3.1.3); 8 s leaves room for the fallback's handshake inside it.
+ */
+export const ERA_PROBE_TIMEOUT_MS = 8_000;
 
 /** A discovered tool as the server described it (no SDK type leaves this folder). */
 export interface DiscoveredTool {
@@ -347,11 +350,57 @@ export class McpServerSupervisor {
   }
 
   private async connect(generation: number): Promise<Client> {
+    let client: Client;
+    try {
+      client = await this.open(generation, false).catch(async (e: unknown) => {
+        // §3.1.3: an unanswered probe is no evidence of a modern server; the SDK reads silence on a
+        // transport it does not know as stdio as an outage, so the fallback is made here, on a fresh
+        // connection told the verdict (the SDK's `prior: legacy`): the plain initialize handshake.
+        if (this.config.protocolEra !== 'auto' || !isProbeSilence(e) || generation !== this.generation) throw e;
+        this.log.info('mcp era probe unanswered, using the initialize handshake', { server: this.config.id });
+        await this.detach();
+        return this.open(generation, true);
+      });
+    } catch (e) {
+      if (e instanceof McpServerUnavailable) throw e; // cannot be launched here: marked failed already
+      if (generation === this.generation) {
+        this.lastError = `start failed: ${redactCredentials((e as Error).message, this.config)}`.slice(0, 500);
+        this.log.error('mcp server failed to start', { server: this.config.id, error: this.lastError });
+        this.onFailure(generation); // bumps the generation first, so detaching is not counted again
+      }
+      await this.detach();
+      throw new McpServerUnavailable(this.config.id, this.lastError ?? 'start failed');
+    }
+    const transport = this.transport!;
+    if (generation !== this.generation) {
+      await client.close().catch(() => undefined);
+      throw new McpServerUnavailable(this.config.id, 'stopped');
+    }
+    this.client = client;
+    this.state = 'ready';
+    this.metrics.mcpServerUp(this.config.id, true);
+    this.log.info('mcp server ready', {
+      server: this.config.id,
+      transport: this.config.transport,
+      pid: transport.pid,
+      era: client.getProtocolEra(),
+      protocolVersion: client.getNegotiatedProtocolVersion(),
+      restarts: this.restarts,
+    });
+    this.scheduleHealth(generation, client);
+    return client;
+  }
+
+  /**
+   * One connection attempt: a fresh transport and client, connected with the era settings of
+   * `clientOptions` (or, `legacyVerdict`, straight to the initialize handshake). Throws what the
+   * SDK threw; a server that cannot be launched here at all is marked failed (no restart helps).
+   */
+  private async open(generation: number, legacyVerdict: boolean): Promise<Client> {
     let inner: ChildStdioTransport | StreamableHTTPClientTransport;
     try {
       inner = this.createTransport();
     } catch (e) {
-      // The server cannot be launched as configured here (its isolation is unavailable): no restart helps.
       this.state = 'failed';
       this.lastError = (e as Error).message;
       this.log.error('mcp server marked failed', { server: this.config.id, error: this.lastError });
@@ -373,33 +422,10 @@ export class McpServerSupervisor {
       this.onToolsChanged?.();
     });
     this.transport = transport;
-    try {
-      await client.connect(transport, { timeout: this.config.startupTimeoutMs });
-    } catch (e) {
-      if (generation === this.generation) {
-        this.lastError = `start failed: ${(e as Error).message}`;
-        this.log.error('mcp server failed to start', { server: this.config.id, error: this.lastError });
-        this.onFailure(generation); // bumps the generation first, so detaching is not counted again
-      }
-      await this.detach();
-      throw new McpServerUnavailable(this.config.id, this.lastError ?? 'start failed');
-    }
-    if (generation !== this.generation) {
-      await client.close().catch(() => undefined);
-      throw new McpServerUnavailable(this.config.id, 'stopped');
-    }
-    this.client = client;
-    this.state = 'ready';
-    this.metrics.mcpServerUp(this.config.id, true);
-    this.log.info('mcp server ready', {
-      server: this.config.id,
-      transport: this.config.transport,
-      pid: transport.pid,
-      era: client.getProtocolEra(),
-      protocolVersion: client.getNegotiatedProtocolVersion(),
-      restarts: this.restarts,
+    await client.connect(transport, {
+      timeout: this.config.startupTimeoutMs,
+      ...(legacyVerdict ? { prior: { kind: 'legacy' as const } } : {}),
     });
-    this.scheduleHealth(generation, client);
     return client;
   }
 
@@ -532,7 +558,7 @@ export class McpServerSupervisor {
 
 /**
  * The era settings of a server's client (ClotoCore §3.1.3, ADR 0051), all through the SDK's public
- * options: `auto` probes with `server/discover` (at most 10 s, bounded by the startup timeout) and
+ * options: `auto` probes with `server/discover` (at most 8 s, bounded by the startup timeout) and
  * falls back to `initialize` on anything that is not positive evidence of a modern server; `modern`
  * pins the 2026-07-28 revision (no fallback); `legacy` is the plain handshake. `input_required` is
  * never fulfilled (agent-core has no elicitation or sampling flow): it surfaces as a typed error.
@@ -546,6 +572,11 @@ function clientOptions(config: McpServerConfig): ConstructorParameters<typeof Cl
         ? { mode: { pin: MODERN_PROTOCOL_VERSION }, probe }
         : { mode: 'auto' as const, probe };
   return { versionNegotiation, inputRequired: { autoFulfill: false } };
+}
+
+/** The SDK's verdict that the `server/discover` probe got no answer within its window (`probe.timeoutMs`). */
+function isProbeSilence(e: unknown): boolean {
+  return e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout && /probe/i.test(e.message);
 }
 
 /** The stateless revision `protocol_era: modern` pins. */
