@@ -293,6 +293,8 @@ export function mapTools(
   const tools: (McpTool | McpResourceTool)[] = [];
   const disabled: { name: string; reason: string }[] = [];
   const taken = new Set<string>();
+  const instructions = supervisor.instructions;
+  const serverNotes = instructions ? { serverNotes: { source: `mcp.${server.id}`, text: instructions } } : {};
   for (const d of discovered) {
     const name = mcpToolName(server.id, d.name);
     if (taken.has(name)) {
@@ -323,6 +325,7 @@ export function mapTools(
         timeoutSeconds: server.callTimeoutSeconds,
         maximumOutputBytes: server.maxOutputBytes,
         allowParallel: false,
+        ...serverNotes,
       }),
     );
   }

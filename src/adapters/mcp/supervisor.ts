@@ -39,6 +39,9 @@ export class McpProtocolFault extends Error {}
  */
 export class McpInputRequired extends Error {}
 
+/** The longest server instructions kept (the rest is cut: they cost prefix tokens on every call). */
+export const SERVER_NOTES_MAX_CHARS = 2000;
+
 /**
  * How long the `server/discover` probe may stay unanswered before the server counts as legacy: the
  * seed bounds the window at 10 s (§3.1.3); 8 s leaves room for the fallback's handshake inside it.
@@ -131,7 +134,8 @@ export class McpServerSupervisor {
    */
   get instructions(): string | null {
     if (this.state !== 'ready' || this.client?.getProtocolEra() !== 'modern') return null;
-    return this.client.getDiscoverResult()?.instructions ?? null;
+    const text = this.client.getDiscoverResult()?.instructions;
+    return text ? redactCredentials(text, this.config).slice(0, SERVER_NOTES_MAX_CHARS) : null;
   }
 
   /** The child's pid while it runs (tests use it to SIGKILL the server). */

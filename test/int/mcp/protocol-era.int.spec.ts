@@ -8,6 +8,7 @@ import {
   McpServerSupervisor,
   McpServerUnavailable,
 } from '../../../src/adapters/mcp/supervisor';
+import { mapTools } from '../../../src/adapters/mcp/mcp-tools';
 import { capturingLogger, EVERYTHING, until } from './mcp-support';
 
 // ClotoCore §3.1.3 / ADR 0051 against real processes: a modern-era (2026-07-28) test server that logs
@@ -69,6 +70,11 @@ describe('MCP protocol era negotiation (§3.1.3)', () => {
     expect(tools.map((t) => t.name)).toEqual(['echo', 'ask']);
     expect(supervisor.status()).toMatchObject({ state: 'ready', era: 'modern', protocolVersion: '2026-07-28' });
     expect(supervisor.instructions).toBe('Modern server: always call echo before ask.');
+    // Offered to the context engine with every tool of the server (rendered once, untrusted, in the tool region).
+    expect(mapTools(supervisor, tools).tools.map((t) => t.spec.serverNotes)).toEqual([
+      { source: 'mcp.modern', text: 'Modern server: always call echo before ask.' },
+      { source: 'mcp.modern', text: 'Modern server: always call echo before ask.' },
+    ]);
     const out = await supervisor.callTool('echo', { message: 'hi' }, new AbortController().signal, 5000);
     expect(out).toMatchObject({ isError: false, content: [{ type: 'text', text: 'Echo: hi' }] });
     expect(methods()).toEqual(['server/discover', 'tools/list', 'tools/call']);
@@ -99,7 +105,9 @@ describe('MCP protocol era negotiation (§3.1.3)', () => {
     ).servers;
     const supervisor = new McpServerSupervisor(config, capturingLogger());
     started.push(supervisor);
-    expect((await supervisor.listTools()).map((t) => t.name)).toContain('echo');
+    const tools = await supervisor.listTools();
+    expect(tools.map((t) => t.name)).toContain('echo');
+    expect(mapTools(supervisor, tools).tools.every((t) => t.spec.serverNotes === undefined)).toBe(true);
     expect(supervisor.status()).toMatchObject({ state: 'ready', era: 'legacy', protocolVersion: '2025-11-25' });
     expect(supervisor.instructions).toBeNull();
   });
