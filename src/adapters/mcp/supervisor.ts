@@ -83,6 +83,8 @@ export class McpServerSupervisor {
   private client: Client | null = null;
   private transport: ObservedTransport | null = null;
   private readonly inFlight = new Set<AbortController>();
+  /** Resource-update listeners by URI: one `resources/subscribe` per URI while any listener is left. */
+  private readonly resourceListeners = new Map<string, Set<() => void>>();
   private counters = { calls: 0, failedCalls: 0, protocolErrors: 0 };
   /** Called when the server announces `notifications/tools/list_changed` or reconnects after a failure. */
   onToolsChanged: (() => void) | null = null;
@@ -255,6 +257,41 @@ export class McpServerSupervisor {
     }
   }
 
+  /** Whether the connected server offers `resources/subscribe` (`mcp.<server>.watch_resource` is offered then). */
+  async hasResourceSubscriptions(): Promise<boolean> {
+    const client = await this.ready();
+    return client.getServerCapabilities()?.resources?.subscribe === true;
+  }
+
+  /**
+   * Calls `onUpdated` on each `notifications/resources/updated` for `uri` until the returned
+   * function is called. The first listener of a URI sends `resources/subscribe`, the last one to
+   * leave `resources/unsubscribe`; a reconnected server is subscribed again (a new process knows
+   * nothing of the old one's subscriptions).
+   */
+  async subscribeResource(uri: string, onUpdated: () => void, timeoutMs: number): Promise<() => Promise<void>> {
+    const client = await this.ready();
+    let listeners = this.resourceListeners.get(uri);
+    if (!listeners) {
+      listeners = new Set();
+      this.resourceListeners.set(uri, listeners);
+      try {
+        await client.subscribeResource({ uri }, { timeout: timeoutMs });
+      } catch (e) {
+        if (listeners.size === 0) this.resourceListeners.delete(uri);
+        throw e;
+      }
+    }
+    listeners.add(onUpdated);
+    const own = listeners;
+    return async () => {
+      if (!own.delete(onUpdated) || own.size > 0 || this.resourceListeners.get(uri) !== own) return;
+      this.resourceListeners.delete(uri);
+      if (this.state === 'ready' && this.client)
+        await this.client.unsubscribeResource({ uri }, { timeout: timeoutMs }).catch(() => undefined);
+    };
+  }
+
   /** The server's prompts (name, description, argument names), for read-only skills. */
   async listPrompts(): Promise<
     { name: string; description: string; arguments: { name: string; required: boolean }[] }[]
@@ -392,6 +429,7 @@ export class McpServerSupervisor {
       restarts: this.restarts,
     });
     this.scheduleHealth(generation, client);
+    this.resubscribe(client);
     return client;
   }
 
@@ -425,12 +463,27 @@ export class McpServerSupervisor {
       this.log.info('mcp tools list changed', { server: this.config.id });
       this.onToolsChanged?.();
     });
+    client.setNotificationHandler('notifications/resources/updated', (n) => {
+      if (generation !== this.generation) return;
+      for (const listener of this.resourceListeners.get(n.params.uri) ?? []) listener();
+    });
     this.transport = transport;
     await client.connect(transport, {
       timeout: this.config.startupTimeoutMs,
       ...(legacyVerdict ? { prior: { kind: 'legacy' as const } } : {}),
     });
     return client;
+  }
+
+  /** After a reconnect: the URIs someone still listens to are subscribed again on the new connection. */
+  private resubscribe(client: Client): void {
+    for (const uri of this.resourceListeners.keys())
+      client.subscribeResource({ uri }, { timeout: this.config.startupTimeoutMs }).catch((e: unknown) =>
+        this.log.warn('mcp resource resubscription failed', {
+          server: this.config.id,
+          error: redactCredentials(String((e as Error).message ?? e), this.config).slice(0, 500),
+        }),
+      );
   }
 
   /**
