@@ -123,6 +123,7 @@ const RESTRICTED_PACKAGES = {
   openai: 'src/adapters/model/openai/',
   '@anthropic-ai/sdk': 'src/adapters/model/anthropic/',
   '@modelcontextprotocol/sdk': 'src/adapters/mcp/',
+  '@modelcontextprotocol/client': 'src/adapters/mcp/',
   '@opentelemetry/sdk-trace-node': TELEMETRY_SDK_HOMES,
   '@opentelemetry/sdk-trace-base': TELEMETRY_SDK_HOMES,
   '@opentelemetry/sdk-trace': TELEMETRY_SDK_HOMES,

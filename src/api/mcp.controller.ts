@@ -15,6 +15,8 @@ export interface McpServerView {
   readonly transport: 'stdio' | 'http';
   readonly state: string;
   readonly protocolVersion: string | null;
+  /** The era the connection settled on (ADR 0051), null until connected. */
+  readonly era: 'legacy' | 'modern' | null;
   readonly toolCount: number;
   readonly disabledTools: readonly { readonly name: string; readonly reason: string }[];
   readonly restarts: number;
@@ -143,6 +145,7 @@ const presentServer = (s: McpServerView) => ({
   transport: s.transport,
   state: s.state,
   protocol_version: s.protocolVersion,
+  protocol_era: s.era,
   tool_count: s.toolCount,
   disabled_tools: s.disabledTools,
   restarts: s.restarts,

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
+// The v1 SDK's line framing on purpose: it reports a line that is not JSON (the v2 one skips it
+// silently), which the supervisor turns into a protocol error for the calls in flight (ADR 0051).
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';

@@ -102,7 +102,12 @@ export class McpHub {
   async discover(serverId: string): Promise<DiscoveryResult> {
     const sup = this.supervisor(serverId);
     try {
-      const mapped = mapTools(sup, await sup.listTools(), await sup.hasResources());
+      const mapped = mapTools(
+        sup,
+        await sup.listTools(),
+        await sup.hasResources(),
+        await sup.hasResourceSubscriptions(),
+      );
       for (const d of mapped.disabled)
         this.log.warn('mcp tool disabled', { server: serverId, tool: d.name, reason: d.reason });
       const result = { serverId, tools: mapped.tools, disabled: mapped.disabled, error: null };

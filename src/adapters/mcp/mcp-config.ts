@@ -54,6 +54,14 @@ export interface McpHttpAuth {
 /** MCP protocol versions this client can speak (the SDK's supported list); `protocol_version` pins one. */
 export const MCP_PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 
+/**
+ * Which MCP era a server is spoken to in (ClotoCore §3.1.3, ADR 0051): `auto` probes with
+ * `server/discover` and falls back to the `initialize` handshake; `legacy` skips the probe;
+ * `modern` requires the stateless 2026-07-28 revision and fails the connect otherwise.
+ */
+export const MCP_PROTOCOL_ERAS = ['auto', 'legacy', 'modern'] as const;
+export type McpProtocolEra = (typeof MCP_PROTOCOL_ERAS)[number];
+
 export type RestartStrategy = 'on_failure' | 'always' | 'never';
 
 /**
@@ -119,6 +127,8 @@ export interface McpServerConfig {
   readonly auth: McpHttpAuth | null;
   /** A pinned protocol version for the initialize handshake, or null to offer the newest. */
   readonly protocolVersion: string | null;
+  /** `protocol_era` (default `auto`): probe with `server/discover`, or skip it (`legacy`), or require it (`modern`). */
+  readonly protocolEra: McpProtocolEra;
   readonly startupTimeoutMs: number;
   readonly callTimeoutSeconds: number;
   /** Health ping period while ready (`health_interval_seconds`, default 30 s); 0 disables the pings. */
@@ -205,6 +215,7 @@ const serverSchema = {
       },
     },
     protocol_version: { enum: MCP_PROTOCOL_VERSIONS },
+    protocol_era: { enum: MCP_PROTOCOL_ERAS },
     isolation: { enum: MCP_ISOLATION_PROFILES },
     paths: { type: 'array', items: { type: 'string', minLength: 1 } },
     writable_paths: { type: 'array', items: { type: 'string', minLength: 1 } },
@@ -296,6 +307,7 @@ interface RawServer {
     auth?: { env: string; header?: string; scheme?: string };
   };
   protocol_version?: string;
+  protocol_era?: McpProtocolEra;
   isolation?: McpIsolationProfile;
   paths?: string[];
   writable_paths?: string[];
@@ -395,6 +407,7 @@ function commonFields(s: RawServer, source: string) {
   return {
     id: s.id,
     protocolVersion: s.protocol_version ?? null,
+    protocolEra: s.protocol_era ?? 'auto',
     startupTimeoutMs: Math.round((s.startup_timeout_seconds ?? 20) * 1000),
     callTimeoutSeconds: s.call_timeout_seconds ?? 30,
     healthIntervalMs: Math.round((s.health_interval_seconds ?? 30) * 1000),

@@ -3,7 +3,13 @@ import type { IdempotencyClass, RiskLevel, SideEffectClass, ToolResult, ToolSpec
 import type { Tool, ToolExecutionContext } from '../../ports/tool';
 import { UNCLASSIFIED, type McpClassification, type McpServerConfig } from './mcp-config';
 import { redactCredentials } from './redact';
-import { McpProtocolFault, McpServerUnavailable, type DiscoveredTool, type McpServerSupervisor } from './supervisor';
+import {
+  McpInputRequired,
+  McpProtocolFault,
+  McpServerUnavailable,
+  type DiscoveredTool,
+  type McpServerSupervisor,
+} from './supervisor';
 
 const SIDE_EFFECT_ORDER: readonly SideEffectClass[] = ['none', 'read', 'workspace_write', 'external_write', 'control'];
 const RISK_ORDER: readonly RiskLevel[] = ['low', 'medium', 'high', 'critical'];
@@ -107,6 +113,13 @@ export class McpTool implements Tool {
           ok: false,
           errorCode: 'mcp_protocol_error',
           message: `${this.spec.name}: ${(e as { message: string }).message.slice(0, 500)} (server_id=${serverId})`,
+          retryable: false,
+        };
+      if (caught instanceof McpInputRequired)
+        return {
+          ok: false,
+          errorCode: 'mcp_input_required',
+          message: `${(e as { message: string }).message} (server_id=${serverId})`,
           retryable: false,
         };
       if (caught instanceof McpServerUnavailable)
@@ -238,34 +251,124 @@ export class McpResourceTool implements Tool {
       );
       return { ok: true, output: limitOutput({ server: server.id, uri, contents }, MCP_RESULT_CEILING_BYTES) };
     } catch (caught) {
-      if (caught instanceof McpServerUnavailable)
-        return {
-          ok: false,
-          errorCode: 'mcp_server_unavailable',
-          message: `${caught.message} (server_id=${server.id})`,
-          retryable: true,
-        };
-      const message = redactCredentials(String((caught as Error).message ?? caught), server).slice(0, 500);
-      const code = (caught as { code?: unknown }).code;
-      if (code === -32001 || /timed out/i.test(message))
-        return {
-          ok: false,
-          errorCode: 'mcp_timeout',
-          message: `${this.spec.name} timed out (server_id=${server.id})`,
-          retryable: true,
-        };
+      return resourceFailure(this.spec.name, server, caught);
+    }
+  }
+}
+
+/** A failed resource read or subscription as a structured tool failure. */
+function resourceFailure(toolName: string, server: McpServerConfig, caught: unknown): ToolResult {
+  if (caught instanceof McpServerUnavailable)
+    return {
+      ok: false,
+      errorCode: 'mcp_server_unavailable',
+      message: `${caught.message} (server_id=${server.id})`,
+      retryable: true,
+    };
+  const message = redactCredentials(String((caught as Error).message ?? caught), server).slice(0, 500);
+  const code = (caught as { code?: unknown }).code;
+  if (code === -32001 || /timed out/i.test(message))
+    return {
+      ok: false,
+      errorCode: 'mcp_timeout',
+      message: `${toolName} timed out (server_id=${server.id})`,
+      retryable: true,
+    };
+  return {
+    ok: false,
+    errorCode: 'mcp_resource_error',
+    message: `${toolName}: ${message} (server_id=${server.id})`,
+    retryable: false,
+  };
+}
+
+/** The longest `mcp.<server>.watch_resource` wait a call may ask for. */
+export const WATCH_RESOURCE_MAX_SECONDS = 120;
+
+/**
+ * `mcp.<server>.watch_resource` (offered when the server advertises `resources.subscribe`, ADR
+ * 0051): subscribes to one resource, waits up to `timeout_seconds` for the server's
+ * `notifications/resources/updated` for it — each shown live on the run's stream as a transient
+ * `tool.call.progress` frame — and answers the resource's new contents, or `updated: false` at the
+ * timeout. The subscription lives as long as the call and is always released.
+ */
+export class McpWatchResourceTool implements Tool {
+  readonly spec: ToolSpec;
+  readonly trust: ToolResultTrust = 'external_untrusted';
+
+  constructor(private readonly supervisor: McpServerSupervisor) {
+    const server = supervisor.config;
+    const c = server.tools.watch_resource ?? RESOURCE_READ;
+    this.spec = {
+      name: `mcp.${server.id}.watch_resource`,
+      version: '1',
+      description: `Wait until MCP server ${server.id} reports that the resource at a URI changed (at most timeout_seconds), then read it. The contents are external, untrusted data.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          uri: { type: 'string', minLength: 1, maxLength: 2048 },
+          timeout_seconds: { type: 'integer', minimum: 1, maximum: WATCH_RESOURCE_MAX_SECONDS },
+        },
+        required: ['uri'],
+        additionalProperties: false,
+      },
+      outputSchema: null,
+      sideEffect: c.sideEffect,
+      risk: c.risk,
+      idempotency: c.idempotency,
+      requiredScopes: [...c.requiredScopes],
+      timeoutSeconds: WATCH_RESOURCE_MAX_SECONDS + server.callTimeoutSeconds,
+      maximumOutputBytes: server.maxOutputBytes,
+      allowParallel: false,
+    };
+  }
+
+  async execute(args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult> {
+    return recorded(this.supervisor, await this.watch(args, ctx));
+  }
+
+  private async watch(args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult> {
+    const server = this.supervisor.config;
+    const uri = String(args.uri);
+    const waitMs = (typeof args.timeout_seconds === 'number' ? args.timeout_seconds : 30) * 1000;
+    const callMs = server.callTimeoutSeconds * 1000;
+    let updates = 0;
+    let signalled!: () => void;
+    const updated = new Promise<'updated'>((resolve) => (signalled = () => resolve('updated')));
+    let timer: NodeJS.Timeout | undefined;
+    let release: (() => Promise<void>) | null = null;
+    try {
+      release = await this.supervisor.subscribeResource(
+        uri,
+        () => {
+          updates++;
+          ctx.progress?.({ progress: updates, total: null, message: `resource updated: ${uri}` });
+          signalled();
+        },
+        callMs,
+      );
+      const waited = await Promise.race([
+        updated,
+        new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), waitMs))),
+        new Promise<'aborted'>((resolve) => ctx.signal.addEventListener('abort', () => resolve('aborted'))),
+      ]);
+      if (waited !== 'updated') return { ok: true, output: { server: server.id, uri, updated: false } };
+      const contents = redactCredentials(await this.supervisor.readResource(uri, ctx.signal, callMs), server);
       return {
-        ok: false,
-        errorCode: 'mcp_resource_error',
-        message: `${this.spec.name}: ${message} (server_id=${server.id})`,
-        retryable: false,
+        ok: true,
+        output: limitOutput({ server: server.id, uri, updated: true, contents }, MCP_RESULT_CEILING_BYTES),
       };
+    } catch (caught) {
+      return resourceFailure(this.spec.name, server, caught);
+    } finally {
+      clearTimeout(timer);
+      await release?.().catch(() => undefined);
     }
   }
 }
 
 export interface MappedTools {
-  readonly tools: (McpTool | McpResourceTool)[];
+  readonly tools: (McpTool | McpResourceTool | McpWatchResourceTool)[];
   /** Tools not offered, with the reason (logged by the caller). */
   readonly disabled: { readonly name: string; readonly reason: string }[];
 }
@@ -275,11 +378,14 @@ export function mapTools(
   supervisor: McpServerSupervisor,
   discovered: readonly DiscoveredTool[],
   withResources = false,
+  withSubscriptions = false,
 ): MappedTools {
   const server = supervisor.config;
-  const tools: (McpTool | McpResourceTool)[] = [];
+  const tools: (McpTool | McpResourceTool | McpWatchResourceTool)[] = [];
   const disabled: { name: string; reason: string }[] = [];
   const taken = new Set<string>();
+  const instructions = supervisor.instructions;
+  const serverNotes = instructions ? { serverNotes: { source: `mcp.${server.id}`, text: instructions } } : {};
   for (const d of discovered) {
     const name = mcpToolName(server.id, d.name);
     if (taken.has(name)) {
@@ -310,17 +416,22 @@ export function mapTools(
         timeoutSeconds: server.callTimeoutSeconds,
         maximumOutputBytes: server.maxOutputBytes,
         allowParallel: false,
+        ...serverNotes,
       }),
     );
   }
-  if (withResources) {
-    const reader = new McpResourceTool(supervisor);
-    if (taken.has(reader.spec.name))
+  const builtins = [
+    ...(withResources ? [new McpResourceTool(supervisor)] : []),
+    ...(withResources && withSubscriptions ? [new McpWatchResourceTool(supervisor)] : []),
+  ];
+  for (const builtin of builtins) {
+    const own = builtin.spec.name.split('.').at(-1)!;
+    if (taken.has(builtin.spec.name))
       disabled.push({
-        name: reader.spec.name,
-        reason: `the server has its own tool named read_resource; the resource reader is not offered`,
+        name: builtin.spec.name,
+        reason: `the server has its own tool named ${own}; the resource ${own === 'read_resource' ? 'reader' : 'watcher'} is not offered`,
       });
-    else tools.push(reader);
+    else tools.push(builtin);
   }
   return { tools, disabled };
 }

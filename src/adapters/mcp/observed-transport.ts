@@ -1,19 +1,14 @@
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 
 /**
  * Wraps an SDK transport to (1) pin the protocol version offered in `initialize` for a server that
- * mishandles newer versions (config `protocol_version`), (2) record the version the server agreed
- * to, and (3) report messages the server sent that are not valid JSON-RPC (a parse error in the
+ * mishandles newer versions (config `protocol_version`), and (2) report messages the server sent that are not valid JSON-RPC (a parse error in the
  * transport) so the supervisor can fail the calls waiting on them instead of letting them hang.
  */
 export class ObservedTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
-  /** The protocol version of the server's initialize result, once known. */
-  negotiatedVersion: string | null = null;
-  private initializeId: string | number | null = null;
 
   constructor(
     private readonly inner: Transport & {
@@ -28,14 +23,7 @@ export class ObservedTransport implements Transport {
       if (error instanceof SyntaxError || error?.name === 'ZodError') this.onInvalidMessage(error);
       this.onerror?.(error);
     };
-    inner.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
-      const m = message as { id?: string | number; result?: { protocolVersion?: unknown } };
-      if (this.initializeId !== null && m.id === this.initializeId && typeof m.result?.protocolVersion === 'string') {
-        this.negotiatedVersion = m.result.protocolVersion;
-        this.initializeId = null;
-      }
-      this.onmessage?.(message, extra);
-    };
+    inner.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => this.onmessage?.(message, extra);
   }
 
   get pid(): number | null {
@@ -57,10 +45,8 @@ export class ObservedTransport implements Transport {
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const m = message as { method?: string; id?: string | number; params?: Record<string, unknown> };
-    if (m.method === 'initialize' && m.id !== undefined) {
-      this.initializeId = m.id;
-      if (this.pinnedVersion) message = { ...message, params: { ...m.params, protocolVersion: this.pinnedVersion } };
-    }
+    if (m.method === 'initialize' && m.id !== undefined && this.pinnedVersion)
+      message = { ...message, params: { ...m.params, protocolVersion: this.pinnedVersion } };
     return this.inner.send(message, options);
   }
 
@@ -70,5 +56,9 @@ export class ObservedTransport implements Transport {
 
   setProtocolVersion(version: string): void {
     this.inner.setProtocolVersion?.(version);
+  }
+
+  setSupportedProtocolVersions(versions: string[]): void {
+    this.inner.setSupportedProtocolVersions?.(versions);
   }
 }

@@ -1,7 +1,5 @@
 import { ChildStdioTransport } from './child-stdio-transport';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, SdkError, SdkErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Logger } from '../../ports/logger';
 import { noopMetrics, type McpMetrics } from '../../ports/metrics';
 import type { McpServerConfig, RestartPolicy } from './mcp-config';
@@ -23,14 +21,32 @@ export interface ServerStatus {
   readonly pid: number | null;
   /** The server's self-reported name while connected. */
   readonly server: string | null;
-  /** The protocol version agreed in the initialize handshake while connected. */
+  /** The protocol version agreed (initialize handshake or `server/discover`) while connected. */
   readonly protocolVersion: string | null;
+  /** The MCP era this connection settled on (ADR 0051): `legacy` (initialize) or `modern` (2026-07-28+), null until connected. */
+  readonly era: 'legacy' | 'modern' | null;
   /** Counters since process start, for a metrics port to read (calls, failed calls, protocol errors). */
   readonly counters: { readonly calls: number; readonly failedCalls: number; readonly protocolErrors: number };
 }
 
 /** The server broke the protocol during a call (invalid JSON-RPC, wrong shapes): the call fails, nothing crashes. */
 export class McpProtocolFault extends Error {}
+
+/**
+ * A modern-era server answered `resultType: input_required` (a multi-round continuation asking the
+ * client for elicitation, sampling or roots): agent-core has no flow for it, so the call fails
+ * explicitly instead of parsing as a final result.
+ */
+export class McpInputRequired extends Error {}
+
+/** The longest server instructions kept (the rest is cut: they cost prefix tokens on every call). */
+export const SERVER_NOTES_MAX_CHARS = 2000;
+
+/**
+ * How long the `server/discover` probe may stay unanswered before the server counts as legacy: the
+ * seed bounds the window at 10 s (§3.1.3); 8 s leaves room for the fallback's handshake inside it.
+ */
+export const ERA_PROBE_TIMEOUT_MS = 8_000;
 
 /** A discovered tool as the server described it (no SDK type leaves this folder). */
 export interface DiscoveredTool {
@@ -67,6 +83,8 @@ export class McpServerSupervisor {
   private client: Client | null = null;
   private transport: ObservedTransport | null = null;
   private readonly inFlight = new Set<AbortController>();
+  /** Resource-update listeners by URI: one `resources/subscribe` per URI while any listener is left. */
+  private readonly resourceListeners = new Map<string, Set<() => void>>();
   private counters = { calls: 0, failedCalls: 0, protocolErrors: 0 };
   /** Called when the server announces `notifications/tools/list_changed` or reconnects after a failure. */
   onToolsChanged: (() => void) | null = null;
@@ -106,9 +124,20 @@ export class McpServerSupervisor {
       lastError: this.lastError,
       pid: this.transport?.pid ?? null,
       server: this.client?.getServerVersion()?.name ?? null,
-      protocolVersion: this.state === 'ready' ? (this.transport?.negotiatedVersion ?? null) : null,
+      protocolVersion: this.state === 'ready' ? (this.client?.getNegotiatedProtocolVersion() ?? null) : null,
+      era: this.state === 'ready' ? (this.client?.getProtocolEra() ?? null) : null,
       counters: { ...this.counters },
     };
+  }
+
+  /**
+   * What a modern-era server said about itself in `DiscoverResult.instructions` (legacy servers'
+   * initialize instructions are not offered: ADR 0051), while connected. Untrusted server text.
+   */
+  get instructions(): string | null {
+    if (this.state !== 'ready' || this.client?.getProtocolEra() !== 'modern') return null;
+    const text = this.client.getDiscoverResult()?.instructions;
+    return text ? redactCredentials(text, this.config).slice(0, SERVER_NOTES_MAX_CHARS) : null;
   }
 
   /** The child's pid while it runs (tests use it to SIGKILL the server). */
@@ -160,23 +189,30 @@ export class McpServerSupervisor {
     let result;
     try {
       const client = await this.ready();
-      result = await client.callTool({ name, arguments: args }, undefined, {
-        signal: AbortSignal.any([signal, fault.signal]),
-        timeout: timeoutMs,
-        ...(onProgress
-          ? {
-              onprogress: (p: { progress: number; total?: number; message?: string }) =>
-                onProgress({
-                  progress: p.progress,
-                  total: typeof p.total === 'number' ? p.total : null,
-                  message: typeof p.message === 'string' ? redactCredentials(p.message, this.config) : null,
-                }),
-            }
-          : {}),
-      });
+      result = await client.callTool(
+        { name, arguments: args },
+        {
+          signal: AbortSignal.any([signal, fault.signal]),
+          timeout: timeoutMs,
+          ...(onProgress
+            ? {
+                onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                  onProgress({
+                    progress: p.progress,
+                    total: typeof p.total === 'number' ? p.total : null,
+                    message: typeof p.message === 'string' ? redactCredentials(p.message, this.config) : null,
+                  }),
+              }
+            : {}),
+        },
+      );
     } catch (e) {
       this.counters.failedCalls++;
       if (fault.signal.aborted && fault.signal.reason instanceof McpProtocolFault) throw fault.signal.reason;
+      if (e instanceof SdkError && e.code === SdkErrorCode.UnsupportedResultType && /input_required/.test(e.message))
+        throw new McpInputRequired(
+          `${name}: the server asked for interactive input (resultType input_required), which agent-core does not provide`,
+        );
       if (this.config.transport === 'http' && isHttpConnectionFailure(e)) {
         // The server went away or forgot our session (restarted): reconnect with backoff.
         this.lastError = `connection failed: ${(e as Error).message}`.slice(0, 500);
@@ -194,7 +230,7 @@ export class McpServerSupervisor {
     if (result.isError === true) this.counters.failedCalls++;
     return {
       isError: result.isError === true,
-      content: Array.isArray(result.content) ? (result.content as unknown[]) : [],
+      content: Array.isArray(result.content) ? result.content : [],
       structuredContent:
         result.structuredContent && typeof result.structuredContent === 'object'
           ? (result.structuredContent as Record<string, unknown>)
@@ -219,6 +255,41 @@ export class McpServerSupervisor {
       this.counters.failedCalls++;
       throw e;
     }
+  }
+
+  /** Whether the connected server offers `resources/subscribe` (`mcp.<server>.watch_resource` is offered then). */
+  async hasResourceSubscriptions(): Promise<boolean> {
+    const client = await this.ready();
+    return client.getServerCapabilities()?.resources?.subscribe === true;
+  }
+
+  /**
+   * Calls `onUpdated` on each `notifications/resources/updated` for `uri` until the returned
+   * function is called. The first listener of a URI sends `resources/subscribe`, the last one to
+   * leave `resources/unsubscribe`; a reconnected server is subscribed again (a new process knows
+   * nothing of the old one's subscriptions).
+   */
+  async subscribeResource(uri: string, onUpdated: () => void, timeoutMs: number): Promise<() => Promise<void>> {
+    const client = await this.ready();
+    let listeners = this.resourceListeners.get(uri);
+    if (!listeners) {
+      listeners = new Set();
+      this.resourceListeners.set(uri, listeners);
+      try {
+        await client.subscribeResource({ uri }, { timeout: timeoutMs });
+      } catch (e) {
+        if (listeners.size === 0) this.resourceListeners.delete(uri);
+        throw e;
+      }
+    }
+    listeners.add(onUpdated);
+    const own = listeners;
+    return async () => {
+      if (!own.delete(onUpdated) || own.size > 0 || this.resourceListeners.get(uri) !== own) return;
+      this.resourceListeners.delete(uri);
+      if (this.state === 'ready' && this.client)
+        await this.client.unsubscribeResource({ uri }, { timeout: timeoutMs }).catch(() => undefined);
+    };
   }
 
   /** The server's prompts (name, description, argument names), for read-only skills. */
@@ -320,43 +391,28 @@ export class McpServerSupervisor {
   }
 
   private async connect(generation: number): Promise<Client> {
-    let inner: ChildStdioTransport | StreamableHTTPClientTransport;
+    let client: Client;
     try {
-      inner = this.createTransport();
-    } catch (e) {
-      // The server cannot be launched as configured here (its isolation is unavailable): no restart helps.
-      this.state = 'failed';
-      this.lastError = (e as Error).message;
-      this.log.error('mcp server marked failed', { server: this.config.id, error: this.lastError });
-      throw new McpServerUnavailable(this.config.id, this.lastError);
-    }
-    const transport = new ObservedTransport(inner, this.config.protocolVersion, (error) =>
-      this.onProtocolError(generation, error),
-    );
-    const client = new Client({ name: 'agent-core', version: '0.1.0' });
-    client.onerror = (e) =>
-      this.log.warn('mcp transport error', {
-        server: this.config.id,
-        error: redactCredentials(e.message, this.config).slice(0, 500),
+      client = await this.open(generation, false).catch(async (e: unknown) => {
+        // §3.1.3: an unanswered probe is no evidence of a modern server; the SDK reads silence on a
+        // transport it does not know as stdio as an outage, so the fallback is made here, on a fresh
+        // connection told the verdict (the SDK's `prior: legacy`): the plain initialize handshake.
+        if (this.config.protocolEra !== 'auto' || !isProbeSilence(e) || generation !== this.generation) throw e;
+        this.log.info('mcp era probe unanswered, using the initialize handshake', { server: this.config.id });
+        await this.detach();
+        return this.open(generation, true);
       });
-    client.onclose = () => this.onClosed(generation);
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      if (generation !== this.generation) return;
-      this.log.info('mcp tools list changed', { server: this.config.id });
-      this.onToolsChanged?.();
-    });
-    this.transport = transport;
-    try {
-      await client.connect(transport, { timeout: this.config.startupTimeoutMs });
     } catch (e) {
+      if (e instanceof McpServerUnavailable) throw e; // cannot be launched here: marked failed already
       if (generation === this.generation) {
-        this.lastError = `start failed: ${(e as Error).message}`;
+        this.lastError = `start failed: ${redactCredentials((e as Error).message, this.config)}`.slice(0, 500);
         this.log.error('mcp server failed to start', { server: this.config.id, error: this.lastError });
         this.onFailure(generation); // bumps the generation first, so detaching is not counted again
       }
       await this.detach();
       throw new McpServerUnavailable(this.config.id, this.lastError ?? 'start failed');
     }
+    const transport = this.transport!;
     if (generation !== this.generation) {
       await client.close().catch(() => undefined);
       throw new McpServerUnavailable(this.config.id, 'stopped');
@@ -368,11 +424,66 @@ export class McpServerSupervisor {
       server: this.config.id,
       transport: this.config.transport,
       pid: transport.pid,
-      protocolVersion: transport.negotiatedVersion,
+      era: client.getProtocolEra(),
+      protocolVersion: client.getNegotiatedProtocolVersion(),
       restarts: this.restarts,
     });
     this.scheduleHealth(generation, client);
+    this.resubscribe(client);
     return client;
+  }
+
+  /**
+   * One connection attempt: a fresh transport and client, connected with the era settings of
+   * `clientOptions` (or, `legacyVerdict`, straight to the initialize handshake). Throws what the
+   * SDK threw; a server that cannot be launched here at all is marked failed (no restart helps).
+   */
+  private async open(generation: number, legacyVerdict: boolean): Promise<Client> {
+    let inner: ChildStdioTransport | StreamableHTTPClientTransport;
+    try {
+      inner = this.createTransport();
+    } catch (e) {
+      this.state = 'failed';
+      this.lastError = (e as Error).message;
+      this.log.error('mcp server marked failed', { server: this.config.id, error: this.lastError });
+      throw new McpServerUnavailable(this.config.id, this.lastError);
+    }
+    const transport = new ObservedTransport(inner, this.config.protocolVersion, (error) =>
+      this.onProtocolError(generation, error),
+    );
+    const client = new Client({ name: 'agent-core', version: '0.1.0' }, clientOptions(this.config));
+    client.onerror = (e) =>
+      this.log.warn('mcp transport error', {
+        server: this.config.id,
+        error: redactCredentials(e.message, this.config).slice(0, 500),
+      });
+    client.onclose = () => this.onClosed(generation);
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      if (generation !== this.generation) return;
+      this.log.info('mcp tools list changed', { server: this.config.id });
+      this.onToolsChanged?.();
+    });
+    client.setNotificationHandler('notifications/resources/updated', (n) => {
+      if (generation !== this.generation) return;
+      for (const listener of this.resourceListeners.get(n.params.uri) ?? []) listener();
+    });
+    this.transport = transport;
+    await client.connect(transport, {
+      timeout: this.config.startupTimeoutMs,
+      ...(legacyVerdict ? { prior: { kind: 'legacy' as const } } : {}),
+    });
+    return client;
+  }
+
+  /** After a reconnect: the URIs someone still listens to are subscribed again on the new connection. */
+  private resubscribe(client: Client): void {
+    for (const uri of this.resourceListeners.keys())
+      client.subscribeResource({ uri }, { timeout: this.config.startupTimeoutMs }).catch((e: unknown) =>
+        this.log.warn('mcp resource resubscription failed', {
+          server: this.config.id,
+          error: redactCredentials(String((e as Error).message ?? e), this.config).slice(0, 500),
+        }),
+      );
   }
 
   /**
@@ -501,6 +612,32 @@ export class McpServerSupervisor {
     }
   }
 }
+
+/**
+ * The era settings of a server's client (ClotoCore §3.1.3, ADR 0051), all through the SDK's public
+ * options: `auto` probes with `server/discover` (at most 8 s, bounded by the startup timeout) and
+ * falls back to `initialize` on anything that is not positive evidence of a modern server; `modern`
+ * pins the 2026-07-28 revision (no fallback); `legacy` is the plain handshake. `input_required` is
+ * never fulfilled (agent-core has no elicitation or sampling flow): it surfaces as a typed error.
+ */
+function clientOptions(config: McpServerConfig): ConstructorParameters<typeof Client>[1] {
+  const probe = { timeoutMs: Math.min(ERA_PROBE_TIMEOUT_MS, config.startupTimeoutMs) };
+  const versionNegotiation =
+    config.protocolEra === 'legacy'
+      ? { mode: 'legacy' as const }
+      : config.protocolEra === 'modern'
+        ? { mode: { pin: MODERN_PROTOCOL_VERSION }, probe }
+        : { mode: 'auto' as const, probe };
+  return { versionNegotiation, inputRequired: { autoFulfill: false } };
+}
+
+/** The SDK's verdict that the `server/discover` probe got no answer within its window (`probe.timeoutMs`). */
+function isProbeSilence(e: unknown): boolean {
+  return e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout && /probe/i.test(e.message);
+}
+
+/** The stateless revision `protocol_era: modern` pins. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 
 /**
  * A Streamable HTTP failure that means "reconnect": the server is unreachable (fetch failed), or it

@@ -21,6 +21,11 @@ export interface ToolSpec {
   readonly timeoutSeconds: number;
   readonly maximumOutputBytes: number;
   readonly allowParallel: boolean;
+  /**
+   * What the tool's provider said about its tools (an MCP server's `DiscoverResult.instructions`,
+   * ADR 0051): untrusted text the context engine renders, quoted and labelled, in the tool region.
+   */
+  readonly serverNotes?: { readonly source: string; readonly text: string };
 }
 
 /**

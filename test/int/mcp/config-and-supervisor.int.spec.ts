@@ -42,6 +42,7 @@ describe('config/mcp.yaml', () => {
       /server everything: field transport\.auth\.env/,
     ],
     [[server({ protocol_version: '1999-01-01' })], /server everything: field protocol_version/],
+    [[server({ protocol_era: 'future' })], /server everything: field protocol_era/],
     [[server({ transport: { type: 'stdio' } })], /server everything: field transport: missing field 'command'/],
     [[server({ id: 'math' })], /server math: field id: collides with a builtin tool domain/],
     [[server({ id: 'mcp' })], /server mcp: field id/],

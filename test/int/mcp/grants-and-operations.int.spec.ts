@@ -162,7 +162,7 @@ describe('per-agent MCP grants', () => {
 });
 
 describe('MCP operator routes', () => {
-  it('GET /v1/mcp/servers reports state, protocol version, tool count, restarts and last error', async () => {
+  it('GET /v1/mcp/servers reports state, protocol version and era, tool count, restarts and last error', async () => {
     const r = await call(api.base, 'GET', '/v1/mcp/servers');
     expect(r.status).toBe(200);
     expect(r.body.items).toEqual([
@@ -171,6 +171,7 @@ describe('MCP operator routes', () => {
         transport: 'stdio',
         state: 'ready',
         protocol_version: '2025-11-25',
+        protocol_era: 'legacy',
         restarts: 0,
         last_error: null,
         pid: expect.any(Number),

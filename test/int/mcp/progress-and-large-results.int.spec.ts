@@ -97,6 +97,33 @@ describe('MCP progress and large results', () => {
     expect(stored.map((e) => e.type)).not.toContain('tool.call.progress');
   });
 
+  it('resource updates: watch_resource subscribes, each update is a transient frame, the answer is the new contents', async () => {
+    // server-everything sends notifications/resources/updated for subscribed URIs every 5 s once toggled on.
+    const toggle = h.t.platform.registry.get('mcp.everything.toggle_subscriber_updates')!;
+    expect((await toggle.execute({}, { signal: new AbortController().signal } as never)).ok).toBe(true);
+    const uri = 'demo://resource/static/document/features.md';
+    const { runId, frames } = await runOverSse(
+      `call mcp.everything.watch_resource with {"uri":"${uri}","timeout_seconds":20}`,
+    );
+    expect(frames.filter(TERMINAL).at(-1)?.event).toBe('run.completed');
+    const started = frames.find((f) => f.event === 'tool.call.started')!;
+    const updates = frames.filter((f) => f.event === 'tool.call.progress');
+    expect(updates[0]?.data).toEqual({
+      type: 'tool.call.progress',
+      run_id: runId,
+      invocation_id: started.data.payload.invocation_id,
+      tool_name: 'mcp.everything.watch_resource',
+      progress: 1,
+      total: null,
+      message: `resource updated: ${uri}`,
+    });
+    const completed = frames.find((f) => f.event === 'tool.call.completed')!;
+    expect(frames.indexOf(updates[0])).toBeLessThan(frames.indexOf(completed));
+    const result = JSON.stringify(completed.data.payload);
+    expect(result).toContain('"updated":true');
+    expect(result).toContain(uri);
+  }, 60_000);
+
   it('a 5 MB result becomes an artifact whose SHA-256 verifies; the model gets an excerpt and the reference', async () => {
     const bytes = 5 * 1024 * 1024;
     const { frames } = await runOverSse(`call mcp.probe.big with {"bytes":${bytes}}`);
