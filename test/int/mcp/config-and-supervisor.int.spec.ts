@@ -60,11 +60,19 @@ describe('config/mcp.yaml', () => {
       /server everything: field transport\.command: must be one executable, not a shell command line/,
     ],
     [
-      [server({ transport: { type: 'stdio', command: 'x', args: ['--key', 'sk-proj-abcdefghijklmnopqrstuvwx'] } })],
+      [
+        server({
+          transport: { type: 'stdio', command: 'x', args: ['--key', 'sk-proj-' + 'abcdefghijklmnopqrstuvwx'] },
+        }),
+      ],
       /server everything: field transport\.args\.1: looks like a credential/,
     ],
     [
-      [server({ transport: { type: 'stdio', command: 'x', env_allowlist: ['sk-proj-abcdefghijklmnopqrstuvwx'] } })],
+      [
+        server({
+          transport: { type: 'stdio', command: 'x', env_allowlist: ['sk-proj-' + 'abcdefghijklmnopqrstuvwx'] },
+        }),
+      ],
       /server everything: field transport\.env_allowlist\.0/,
     ],
     [[server({ restart: { strategy: 'sometimes' } })], /server everything: field restart\.strategy: must be one of/],

