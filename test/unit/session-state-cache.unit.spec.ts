@@ -35,6 +35,15 @@ describe('the session state cache', () => {
     expect(cache.lookup('s', [draft('run.cancel_requested', 'old')], 1)).toBeUndefined();
   });
 
+  it("serves a submitted message's batch from the cache: its user message names the run its run.queued creates", () => {
+    const cache = new SessionStateCache();
+    cache.store('s', 3, state([[sessions, [{ id: 's', message_count: 2 }]]]), new Map(), 'g1', 0, new Set());
+    const submit = [draft('user.message.created', 'r9'), draft('run.queued', 'r9')];
+    expect(cache.lookup('s', submit, 1)?.lastSequence).toBe(3);
+    // A run-scoped event of a run the batch does not create, and the cache does not hold: read.
+    expect(cache.lookup('s', [draft('user.message.created', 'elsewhere')], 1)).toBeUndefined();
+  });
+
   it('hands out the stored state without copying it, and a later store never mutates it', () => {
     const cache = new SessionStateCache();
     cache.store('s', 1, state([[sessions, [{ id: 's', message_count: 1 }]]]), new Map(), '', 0, new Set());

@@ -14,6 +14,22 @@ const CREATION_EVENTS: Readonly<Record<string, ReadonlySet<string>>> = {
 
 type State = Map<Projection, Map<string, Row>>;
 
+/**
+ * The keys of `proj` whose rows the batch's own creation events build (a run's `run.queued`): no
+ * stored row to read, whatever the batch's events order (a run's user message comes before its
+ * `run.queued`, and names the run).
+ */
+function createdIn(proj: Projection, drafts: readonly StoredEvent[]): Set<string> {
+  const kinds = CREATION_EVENTS[proj.name];
+  const keys = new Set<string>();
+  if (!kinds) return keys;
+  for (const d of drafts) {
+    const key = kinds.has(d.type) ? proj.keyOf(d) : null;
+    if (key !== null) keys.add(key);
+  }
+  return keys;
+}
+
 interface Entry {
   readonly sequence: number;
   readonly generation: string;
@@ -52,13 +68,10 @@ export class SessionStateCache {
     for (const proj of PROJECTIONS) {
       if (proj.keyColumn === null) continue;
       const cached = entry.state.get(proj);
-      const seen = new Set<string>();
+      const created = createdIn(proj, drafts);
       for (const d of drafts) {
         const key = proj.name === 'sessions' ? sessionId : proj.keyOf(d);
-        if (key === null || seen.has(key)) continue;
-        seen.add(key);
-        if (cached?.has(key)) continue;
-        if (CREATION_EVENTS[proj.name]?.has(d.type)) continue;
+        if (key === null || cached?.has(key) || created.has(key)) continue;
         return undefined;
       }
     }
@@ -116,8 +129,10 @@ export class SessionStateCache {
     if (this.generation === null || drafts[0]?.type !== 'session.created') return undefined;
     for (const proj of PROJECTIONS) {
       if (proj.keyColumn === null || proj.name === 'sessions') continue;
+      const created = createdIn(proj, drafts);
       for (const d of drafts) {
-        if (proj.keyOf(d) !== null && !CREATION_EVENTS[proj.name]?.has(d.type)) return undefined;
+        const key = proj.keyOf(d);
+        if (key !== null && !created.has(key)) return undefined;
       }
     }
     return { state: new Map() as State, lastSequence: 0, generation: this.generation };
