@@ -53,8 +53,9 @@ export class PgEventStore implements EventStore {
   }
 
   /**
-   * A run's events: read from its session's stream, from the run's first sequence on (a range of
-   * `events_session_sequence_key`; ADR 0054), and filtered by run. Within a session, sequence order is append order.
+   * A run's events: its session's stream from the run's first sequence to its last (a range of
+   * `events_session_sequence_key`; ADR 0054), filtered by run. In a session, sequence order is
+   * append order.
    */
   async listRunEvents(runId: string, principal: Principal, afterSequence = 0): Promise<StoredEvent[]> {
     // Named, like listAfter: planned once per connection.
