@@ -75,7 +75,11 @@ describe('MCP progress and large results', () => {
     expect(frames.filter(TERMINAL).at(-1)?.event).toBe('run.completed');
     const started = frames.find((f) => f.event === 'tool.call.started')!;
     const progress = frames.filter((f) => f.event === 'tool.call.progress');
-    expect(progress.map((f) => f.data.progress)).toEqual([1, 2, 3, 4]);
+    // Transient frames are best effort (ADR 0048): on a loaded machine the server's last notification
+    // can be handled after the call's result, so 4 may come after the completion or not at all.
+    const values = progress.map((f) => f.data.progress as number);
+    expect(values.slice(0, 3)).toEqual([1, 2, 3]);
+    expect(values.slice(3)).toEqual(values.length > 3 ? [4] : []);
     for (const f of progress) {
       expect(f.id).toBeUndefined();
       expect(f.data).toEqual({
@@ -88,10 +92,11 @@ describe('MCP progress and large results', () => {
         message: null,
       });
     }
-    // Each between the call's start and its completion.
+    // Each after the call's start; all but a late last one before its completion.
     const at = (f: SseFrame) => frames.indexOf(f);
     const completed = frames.find((f) => f.event === 'tool.call.completed')!;
-    expect(progress.every((f) => at(f) > at(started) && at(f) < at(completed))).toBe(true);
+    expect(progress.every((f) => at(f) > at(started))).toBe(true);
+    expect(progress.slice(0, 3).every((f) => at(f) < at(completed))).toBe(true);
     const stored = await h.t.platform.store.listAfter(sessionId, 0, LOCAL_PRINCIPAL);
     expect(stored.length).toBeGreaterThan(0);
     expect(stored.map((e) => e.type)).not.toContain('tool.call.progress');

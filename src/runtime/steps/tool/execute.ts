@@ -46,6 +46,8 @@ export async function execute(s: CallScope, a: Authorized): Promise<ToolResult> 
       ...(p.transient ? { progress: progress.report } : {}),
     });
     const result = await Promise.race([running, timeout]);
+    // One turn of the event loop: a progress notification received with the result is reported first.
+    await new Promise((r) => setImmediate(r));
     await progress.flush();
     return result;
   } catch (e) {
