@@ -46,7 +46,7 @@ import { PgToolRecords } from '../adapters/postgres/tools/pg-tool-records';
 import { PgMcpGrants } from '../adapters/postgres/pg-mcp-grants';
 import { PgMcpServers } from '../adapters/postgres/pg-mcp-servers';
 import type { McpServerLog } from '../ports/mcp-server-log';
-import { effectiveMcpConfig, McpServerRuntime, yamlServerEntries } from './mcp-servers';
+import { effectiveMcpConfig, McpServerRuntime, registerDiscovered, yamlServerEntries } from './mcp-servers';
 import { loadSkillPackages, StaticSkillSource } from '../adapters/skills/skill-packages';
 import { SkillLoadTool } from '../tools/skills/skill-load';
 import type { SkillSource } from '../ports/skills';
@@ -675,16 +675,7 @@ async function registerMcpTools(
   // Re-discovery (tools/list_changed, a restart, an operator start): the registry follows the
   // server; sessions keep the tool list they pinned (SessionToolCache).
   mcp.onRediscovered = (result) => {
-    const prefix = `mcp.${result.serverId}.`;
-    for (const t of registry.list()) if (t.spec.name.startsWith(prefix)) registry.unregister(t.spec.name);
-    for (const tool of result.tools) {
-      try {
-        registry.register(tool);
-      } catch (e) {
-        log.warn('mcp tool disabled', { server: result.serverId, tool: tool.spec.name, reason: (e as Error).message });
-        mcp.markDisabled(result.serverId, tool.spec.name, (e as Error).message);
-      }
-    }
+    registerDiscovered(mcp, registry, result, log);
     log.info('mcp tools re-discovered', { server: result.serverId, tools: result.tools.length });
   };
 }
