@@ -1,7 +1,8 @@
 import { Client } from 'pg';
 import { LOCAL_PRINCIPAL } from '../src/domain/principal';
 import { EVENT_COLUMNS } from '../src/adapters/postgres/event-codec';
-import { RUN_EVENTS_SQL } from '../src/adapters/postgres/event-store/pg-event-store';
+import { GLOBAL_PAGE_SQL, RUN_EVENTS_SQL } from '../src/adapters/postgres/event-store/pg-event-store';
+import type { GlobalPosition } from '../src/ports/event-store';
 import { openBenchDatabase } from './support/bench-database';
 import { median } from './support/block-readings';
 import { envNumber } from './support/env';
@@ -45,6 +46,10 @@ export async function runReadsBench(): Promise<void> {
       store: [] as number[],
       session: [] as number[],
       global: [] as number[],
+      oldHead: [] as number[],
+      head: [] as number[],
+      oldCatchUp: [] as number[],
+      catchUp: [] as number[],
     };
     const time = async (n: number, read: (i: number) => Promise<unknown>) => {
       const t0 = performance.now();
@@ -78,6 +83,7 @@ export async function runReadsBench(): Promise<void> {
         await time(reads, (i) => agent.store.listAfter(pick(sessionIds, i + b), 0, LOCAL_PRINCIPAL)),
       );
       timings.global.push(await time(reads / 4, () => agent.store.readGlobal(null, 500)));
+      await timeGlobalReads(sql, b, reads, timings);
     }
     report(bench.server, sessions, perSession, timings);
   } finally {
@@ -87,11 +93,80 @@ export async function runReadsBench(): Promise<void> {
   }
 }
 
+/** The global reader before ADR 0058: one ordered page of a B-tree over every event. */
+const OLD_GLOBAL_SQL = `SELECT ${EVENT_COLUMNS}, transaction_id::text AS tx FROM events
+  WHERE (transaction_id, id) > ($1::xid8, $2::bigint) AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+  ORDER BY events.transaction_id, id LIMIT $3`;
+
+type Read = (after: GlobalPosition | null) => Promise<{ position: GlobalPosition | null; events: unknown[] }>;
+
+/**
+ * The global reader, a B-tree over every event (before ADR 0058) against the index of appends'
+ * first events (after), both prepared on the same client: a live consumer's poll at the head (the
+ * last ~100 events) and a catch-up from the start in pages of 500 (time per page). The full B-tree
+ * is created for its turn and dropped after it.
+ */
+async function timeGlobalReads(
+  sql: Client,
+  b: number,
+  reads: number,
+  t: { oldHead: number[]; head: number[]; oldCatchUp: number[]; catchUp: number[] },
+): Promise<void> {
+  const { rows } = await sql.query<{ tx: string; id: string }>(
+    'SELECT transaction_id::text AS tx, id FROM events ORDER BY transaction_id DESC, id DESC OFFSET 100 LIMIT 1',
+  );
+  const head: GlobalPosition = { transactionId: rows[0].tx, eventId: Number(rows[0].id) };
+  await sql.query('CREATE INDEX bench_events_global_idx ON events (transaction_id, id)');
+  const old = pageReader(sql, `old_global_${b}`, OLD_GLOBAL_SQL);
+  t.oldHead.push(await timed(reads, () => old(head)));
+  t.oldCatchUp.push(await perPage(old));
+  await sql.query('DROP INDEX bench_events_global_idx');
+  const heads = pageReader(sql, `global_${b}`, GLOBAL_PAGE_SQL);
+  t.head.push(await timed(reads, () => heads(head)));
+  t.catchUp.push(await perPage(heads));
+}
+
+function pageReader(sql: Client, name: string, text: string): Read {
+  return async (after) => {
+    const { rows } = await sql.query<{ tx: string; transaction_id?: string; id: string }>({
+      name,
+      text,
+      values: [after?.transactionId ?? '0', after?.eventId ?? 0, 500],
+    });
+    const last = rows[rows.length - 1];
+    const tx = last ? (last.transaction_id ?? last.tx) : null;
+    return { events: rows, position: last && tx ? { transactionId: tx, eventId: Number(last.id) } : after };
+  };
+}
+
+/** Reads the whole log page by page; the number of events read. */
+async function drain(read: Read): Promise<number> {
+  let events = 0;
+  for (let at: GlobalPosition | null = null; ;) {
+    const page = await read(at);
+    if (page.events.length === 0) return events;
+    events += page.events.length;
+    at = page.position;
+  }
+}
+
+async function timed(n: number, read: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await read();
+  return ((performance.now() - t0) * 1000) / n;
+}
+
+async function perPage(read: Read): Promise<number> {
+  const t0 = performance.now();
+  const events = await drain(read);
+  return ((performance.now() - t0) * 1000 * 500) / Math.max(events, 1);
+}
+
 function report(
   server: string,
   sessions: number,
   perSession: number,
-  t: { old: number[]; range: number[]; store: number[]; session: number[]; global: number[] },
+  t: Record<'old' | 'range' | 'store' | 'session' | 'global' | 'oldHead' | 'head' | 'oldCatchUp' | 'catchUp', number[]>,
 ): void {
   console.log(`\nagent-core reads benchmark: ${server}, ${sessions} sessions × ${perSession} calculator turns\n`);
   const us = (xs: number[]) => `${median(xs).toFixed(0)} µs`;
@@ -102,7 +177,11 @@ function report(
       ["a run's events, by its session range (ADR 0054)", us(t.range)],
       ["a run's events through the store (listRunEvents: pooled, decoded)", us(t.store)],
       ["a session's events (listAfter)", us(t.session)],
-      ['a page of 500 events by global position (readGlobal)', us(t.global)],
+      ['a page of 500 events by global position (readGlobal, from the start)', us(t.global)],
+      ['global poll at the head (~100 events behind), B-tree (before ADR 0058)', us(t.oldHead)],
+      ['global poll at the head (~100 events behind), first events of appends (ADR 0058)', us(t.head)],
+      ['global catch-up from the start, per 500 events, B-tree (before ADR 0058)', us(t.oldCatchUp)],
+      ['global catch-up from the start, per 500 events, first events of appends (ADR 0058)', us(t.catchUp)],
     ],
   );
   console.log(

@@ -17,6 +17,7 @@ import {
   ConflictError,
 } from '../../src/domain/errors';
 import type { NewEvent } from '../../src/domain/events/payloads';
+import type { GlobalPosition } from '../../src/ports/event-store';
 import { createTestDb, type TestDb } from '../support/test-db';
 import { runQueued, sessionCreated, TENANT, testClock, userMessage } from '../support/fixtures';
 
@@ -489,5 +490,61 @@ describe('PgEventStore', () => {
       higher.events[0].id,
     ]);
     expect(new Set(seen).size).toBe(seen.length);
+  });
+
+  it("reads the global log in (transaction, id) order through the appends' first events, one event per page or many (ADR 0058)", async () => {
+    const drain = async (from: GlobalPosition | null, pageSize: number) => {
+      const ids: number[] = [];
+      let pos = from;
+      // Bounded: a transaction open in another test database holds the horizon back for a moment.
+      for (const end = Date.now() + 20_000; Date.now() < end;) {
+        const page = await store.readGlobal(pos, pageSize);
+        if (page.events.length === 0) {
+          if (ids.length >= wanted.length) return { ids, pos };
+          await new Promise((r) => setTimeout(r, 50));
+          continue;
+        }
+        ids.push(...page.events.map((e) => e.id));
+        pos = page.position;
+      }
+      return { ids, pos };
+    };
+    let wanted: number[] = [];
+    const start = (await drain(null, 1000)).pos;
+    const [a, b] = [await newSession(), await newSession()];
+    wanted = (await drain(start, 1000)).ids;
+    // One transaction appends to a, then b, then a again: three appends whose ids interleave sessions.
+    const t = new Client({ connectionString: tdb.url });
+    await t.connect();
+    await t.query('BEGIN');
+    const written: number[] = [];
+    for (const [sid, texts] of [
+      [a, ['a1', 'a2', 'a3']],
+      [b, ['b1']],
+      [a, ['a4', 'a5']],
+    ] as const) {
+      const r = await store.appender.appendIn(t, {
+        sessionId: sid,
+        tenantId: TENANT,
+        events: texts.map((x) => userMessage(x)),
+      });
+      written.push(...r.events.map((e) => e.id));
+    }
+    await t.query('COMMIT');
+    await t.end();
+    // And a row inserted by hand (an operator's, or one written before ADR 0058): its own append.
+    const byHand = await db.query<{ id: string }>(
+      `INSERT INTO events (session_id, sequence, event_type, payload_schema_version, payload, actor_type, tenant_id, created_at)
+       VALUES ($1, 3, 'user.message.created', 1, '{"content": [{"type": "text", "text": "by hand"}]}', 'user', $2, now()) RETURNING id`,
+      [b, TENANT],
+    );
+    written.push(Number(byHand.rows[0].id));
+    wanted = [...wanted, ...written];
+    expect([...written].sort((x, y) => x - y)).toEqual(written);
+    for (const pageSize of [1, 2, 4, 1000]) {
+      const { ids } = await drain(start, pageSize);
+      expect(ids.filter((id) => wanted.includes(id))).toEqual(wanted);
+      expect(new Set(ids).size).toBe(ids.length);
+    }
   });
 });

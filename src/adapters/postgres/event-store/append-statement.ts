@@ -206,16 +206,20 @@ function writeEvents(b: StatementBuilder, events: readonly Record<string, unknow
   const first = b.values.length + 1;
   for (const e of events) for (const [c, t] of EVENT_ROW_COLUMNS) b.value(sqlValue(e[c], t));
   const n = events.length;
-  const cols = EVENT_ROW_COLUMNS.map(([c]) => c).join(', ');
+  const cols = [...EVENT_ROW_COLUMNS.map(([c]) => c), 'batch_events'].join(', ');
+  // `batch_events`: the append's size on its first event, 0 on the others; the global order's index
+  // keeps only first events (ADR 0058). A literal: the statement's text is already one per size.
   const row = (i: number) =>
-    `(${EVENT_ROW_COLUMNS.map(([, t], j) => `$${first + i * EVENT_ROW_COLUMNS.length + j}::${t}`).join(', ')})`;
+    `(${EVENT_ROW_COLUMNS.map(([, t], j) => `$${first + i * EVENT_ROW_COLUMNS.length + j}::${t}`).join(', ')}, ${i === 0 ? n : 0}::smallint)`;
   b.part(
     `e${n}`,
     () =>
-      `ev AS (INSERT INTO events (${cols}) SELECT ${EVENT_ROW_COLUMNS.map(([c]) => `v.${c}`).join(', ')} FROM ${gate}, (VALUES ${Array.from(
-        { length: n },
-        (_, i) => row(i),
-      ).join(', ')}) AS v(${cols}) ORDER BY v.sequence RETURNING id, sequence)`,
+      `ev AS (INSERT INTO events (${cols}) SELECT ${cols
+        .split(', ')
+        .map((c) => `v.${c}`)
+        .join(', ')} FROM ${gate}, (VALUES ${Array.from({ length: n }, (_, i) => row(i)).join(
+        ', ',
+      )}) AS v(${cols}) ORDER BY v.sequence RETURNING id, sequence)`,
   );
 }
 

@@ -18,6 +18,31 @@ export const RUN_EVENTS_SQL = `SELECT ${EVENT_COLUMNS_OF_E} FROM runs r
   WHERE r.id = $1 AND e.tenant_id = $2
   ORDER BY e.sequence`;
 
+/**
+ * The next page of the global log after position ($1 transaction, $2 id), the first $3 events in
+ * `(transaction_id, id)` order below the safe horizon (ADR 0058). `events_global_position_idx` holds
+ * each append's first event only (`batch_events > 0`, the append's size): the appends are found in
+ * order through it, the append the position is inside of first, and each one's events are read as
+ * a range of its session's stream. Appends of one transaction follow each other and an append's ids
+ * rise with its sequence, so (transaction, first id, sequence) is the global order.
+ */
+export const GLOBAL_PAGE_SQL = `WITH heads AS (
+    (SELECT transaction_id, id, session_id, sequence, batch_events FROM events
+      WHERE batch_events > 0 AND transaction_id = $1::xid8 AND id <= $2::bigint
+      ORDER BY id DESC LIMIT 1)
+    UNION ALL
+    (SELECT transaction_id, id, session_id, sequence, batch_events FROM events
+      WHERE batch_events > 0 AND (transaction_id, id) > ($1::xid8, $2::bigint)
+        AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+      ORDER BY transaction_id, id LIMIT $3))
+  SELECT ${EVENT_COLUMNS_OF_E}, e.transaction_id::text AS transaction_id
+    FROM heads h
+    JOIN events e ON e.session_id = h.session_id
+     AND e.sequence BETWEEN h.sequence AND h.sequence + h.batch_events - 1
+   WHERE (e.transaction_id, e.id) > ($1::xid8, $2::bigint)
+   ORDER BY h.transaction_id, h.id, e.sequence
+   LIMIT $3`;
+
 /** The PostgreSQL event store: optimistic, gapless per-session sequences in one statement per append. */
 export class PgEventStore implements EventStore {
   constructor(
@@ -67,23 +92,20 @@ export class PgEventStore implements EventStore {
     return res.rows.map(decodeEvent);
   }
 
+  /** The next page of the global log after `after` (`GLOBAL_PAGE_SQL`). */
   async readGlobal(
     after: GlobalPosition | null,
     limit: number,
   ): Promise<{ events: StoredEvent[]; position: GlobalPosition | null }> {
-    const res = await this.db.query<EventRow & { transaction_id: string }>(
-      `SELECT ${EVENT_COLUMNS}, transaction_id::text AS transaction_id FROM events
-        WHERE (transaction_id, id) > ($1::xid8, $2::bigint)
-          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY transaction_id, id
-        LIMIT $3`,
-      [after?.transactionId ?? '0', after?.eventId ?? 0, limit],
-    );
-    const events = res.rows.map(decodeEvent);
-    const lastRow = res.rows[res.rows.length - 1];
+    const res = await this.db.query<EventRow & { transaction_id: string }>({
+      name: 'agent_read_global',
+      text: GLOBAL_PAGE_SQL,
+      values: [after?.transactionId ?? '0', after?.eventId ?? 0, limit],
+    });
+    const last = res.rows[res.rows.length - 1];
     return {
-      events,
-      position: lastRow ? { transactionId: lastRow.transaction_id, eventId: Number(lastRow.id) } : after,
+      events: res.rows.map(decodeEvent),
+      position: last ? { transactionId: last.transaction_id, eventId: Number(last.id) } : after,
     };
   }
 }
