@@ -34,6 +34,7 @@ import { McpServers1765430000000 } from './migrations/1765430000000-McpServers';
 import { LeanEvents1765440000000 } from './migrations/1765440000000-LeanEvents';
 import { RunsColumnOrder1765440100000 } from './migrations/1765440100000-RunsColumnOrder';
 import { CheckpointKey1765440200000 } from './migrations/1765440200000-CheckpointKey';
+import { EventKeys1765450000000 } from './migrations/1765450000000-EventKeys';
 import { MemoryFormations1765380000000 } from './migrations/1765380000000-MemoryFormations';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
@@ -73,6 +74,7 @@ export const MIGRATIONS = [
   LeanEvents1765440000000,
   RunsColumnOrder1765440100000,
   CheckpointKey1765440200000,
+  EventKeys1765450000000,
 ];
 
 /**
