@@ -34,6 +34,7 @@ import { McpServers1765430000000 } from './migrations/1765430000000-McpServers';
 import { LeanEvents1765440000000 } from './migrations/1765440000000-LeanEvents';
 import { RunsColumnOrder1765440100000 } from './migrations/1765440100000-RunsColumnOrder';
 import { CheckpointKey1765440200000 } from './migrations/1765440200000-CheckpointKey';
+import { EventKeys1765450000000 } from './migrations/1765450000000-EventKeys';
 import { GlobalBatchHeads1765450300000 } from './migrations/1765450300000-GlobalBatchHeads';
 import { MemoryFormations1765380000000 } from './migrations/1765380000000-MemoryFormations';
 
@@ -74,6 +75,7 @@ export const MIGRATIONS = [
   LeanEvents1765440000000,
   RunsColumnOrder1765440100000,
   CheckpointKey1765440200000,
+  EventKeys1765450000000,
   GlobalBatchHeads1765450300000,
 ];
 

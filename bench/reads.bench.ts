@@ -11,6 +11,31 @@ import { AgentCoreTurn } from './peers/agent-core-turn';
 
 const QUESTION = 'What is 17 multiplied by 23?';
 
+/** The memory API's provenance read (getMemory): events by id, here 3 spread over the log. */
+const EVENTS_BY_ID_SQL = `SELECT id, session_id, sequence, event_type, run_id FROM events
+  WHERE id = ANY($1::bigint[]) AND tenant_id = $2 ORDER BY id`;
+
+/**
+ * The provenance read by a B-tree on `id` (the `events_pkey` before ADR 0055, recreated for the
+ * block) and then by `events_id_brin` alone, on the same client, each prepared once per block.
+ */
+async function timeIdLookups(
+  sql: Client,
+  block: number,
+  time: (read: (i: number) => Promise<unknown>) => Promise<number>,
+): Promise<{ btree: number; brin: number }> {
+  const max = Number((await sql.query<{ n: string }>('SELECT last_value AS n FROM events_id_seq')).rows[0].n);
+  // Three ids a third of the log apart, moving with i.
+  const idsOf = (i: number) => [0, 1, 2].map((k) => 1 + ((i * 7919 + Math.floor((k * max) / 3)) % max));
+  const read = (name: string) => (i: number) =>
+    sql.query({ name, text: EVENTS_BY_ID_SQL, values: [idsOf(i), LOCAL_PRINCIPAL.tenantId] });
+  await sql.query('CREATE INDEX bench_events_id_idx ON events (id)');
+  const btree = await time(read(`ids_btree_${block}`));
+  await sql.query('DROP INDEX bench_events_id_idx');
+  const brin = await time(read(`ids_brin_${block}`));
+  return { btree, brin };
+}
+
 /**
  * `npm run bench -- reads` (issue 35, ADR 0054): the read paths the lean write path changed, against
  * what they were, on the same data. A run's events were read through an index on `events.run_id`;
@@ -19,7 +44,8 @@ const QUESTION = 'What is 17 multiplied by 23?';
  * turns: in each block the old index is created, the old query timed, the index dropped and the
  * new query timed on the same client (each prepared once per block, as the store prepares its reads), then the store's `listRunEvents` (the index would otherwise
  * tempt the planner). A session's own reads
- * (`listAfter`) and the global reader are timed alongside for reference; they did not change.
+ * (`listAfter`) and the global reader are timed alongside for reference; they did not change. The
+ * memory API's provenance read (events by id) is timed by a B-tree on `id` and by the BRIN (ADR 0055).
  * Prints the median per-read time of each over the blocks.
  */
 export async function runReadsBench(): Promise<void> {
@@ -50,6 +76,8 @@ export async function runReadsBench(): Promise<void> {
       head: [] as number[],
       oldCatchUp: [] as number[],
       catchUp: [] as number[],
+      idOld: [] as number[],
+      idBrin: [] as number[],
     };
     const time = async (n: number, read: (i: number) => Promise<unknown>) => {
       const t0 = performance.now();
@@ -84,6 +112,9 @@ export async function runReadsBench(): Promise<void> {
       );
       timings.global.push(await time(reads / 4, () => agent.store.readGlobal(null, 500)));
       await timeGlobalReads(sql, b, reads, timings);
+      const ids = await timeIdLookups(sql, b, (read) => time(reads, read));
+      timings.idOld.push(ids.btree);
+      timings.idBrin.push(ids.brin);
     }
     report(bench.server, sessions, perSession, timings);
   } finally {
@@ -166,7 +197,20 @@ function report(
   server: string,
   sessions: number,
   perSession: number,
-  t: Record<'old' | 'range' | 'store' | 'session' | 'global' | 'oldHead' | 'head' | 'oldCatchUp' | 'catchUp', number[]>,
+  t: Record<
+    | 'old'
+    | 'range'
+    | 'store'
+    | 'session'
+    | 'global'
+    | 'oldHead'
+    | 'head'
+    | 'oldCatchUp'
+    | 'catchUp'
+    | 'idOld'
+    | 'idBrin',
+    number[]
+  >,
 ): void {
   console.log(`\nagent-core reads benchmark: ${server}, ${sessions} sessions × ${perSession} calculator turns\n`);
   const us = (xs: number[]) => `${median(xs).toFixed(0)} µs`;
@@ -182,6 +226,8 @@ function report(
       ['global poll at the head (~100 events behind), first events of appends (ADR 0058)', us(t.head)],
       ['global catch-up from the start, per 500 events, B-tree (before ADR 0058)', us(t.oldCatchUp)],
       ['global catch-up from the start, per 500 events, first events of appends (ADR 0058)', us(t.catchUp)],
+      ["3 events by id (a memory's provenance), by a B-tree on id (before ADR 0055)", us(t.idOld)],
+      ["3 events by id (a memory's provenance), by the BRIN on id (ADR 0055)", us(t.idBrin)],
     ],
   );
   console.log(

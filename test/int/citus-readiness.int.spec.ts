@@ -23,7 +23,6 @@ const KNOWN_GAPS = [
   'checkpoints: no tenant_id column',
   'demo_external_writes: demo_external_writes_pkey',
   'devices: devices_pkey',
-  'events: events_pkey',
   'events: events_session_sequence_key',
   'memory_records: memory_records_pkey',
   'memory_retrievals: memory_retrievals_pkey',

@@ -513,7 +513,7 @@ describe('rebuildProjections', () => {
 
     const newest = (
       await db.query<{ id: string; transaction_id: string }>(
-        'SELECT id, transaction_id::text FROM events ORDER BY id DESC LIMIT 1',
+        'SELECT e.id, e.transaction_id::text FROM events e ORDER BY e.transaction_id DESC, e.id DESC LIMIT 1',
       )
     ).rows[0];
     const marks = await db.query<{

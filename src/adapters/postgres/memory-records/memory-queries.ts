@@ -106,6 +106,7 @@ export async function getMemory(q: Queryable, principal: Principal, memoryId: st
   ).rows[0];
   if (!row) return null;
   const record = recordOf(row);
+  // By id alone: a bitmap scan of `events_id_brin`, rechecking the ranges of 16 pages that hold them (ADR 0055).
   const sources = record.sourceEventIds.length
     ? (
         await q.query<{ id: string; session_id: string; sequence: string; event_type: string; run_id: string | null }>(

@@ -25,7 +25,8 @@
  *     The first 20 differing rows per projection are described column by column.
  *     Verify: COMMIT without touching live tables. Repair: fix only the differing rows (delete extra,
  *     update changed in place so operational columns are kept, insert missing), upsert
- *     projection_watermarks (version, newest event id and its transaction id, rebuilt_at), COMMIT.
+ *     projection_watermarks (version, the last event's id and transaction id in the global order,
+ *     rebuilt_at), COMMIT.
  *     Lock timeouts and deadlocks roll the transaction back and retry it.
  *  Finally the shadow tables are dropped, on success and on error.
  *

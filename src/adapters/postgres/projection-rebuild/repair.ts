@@ -68,8 +68,11 @@ async function reinsertChangedRows(q: Queryable, t: RebuildTarget): Promise<void
 }
 
 /**
- * Records the rebuild in projection_watermarks: the projection version and the newest event (by id)
- * it now reflects. Runs inside the lock, so that event is the newest there is. Also starts a new
+ * Records the rebuild in projection_watermarks: the projection version and the last event it now
+ * reflects in the global order (transaction id, id), the position a global reader resumes from: the
+ * last event of the last append, found backward on `events_global_position_idx`, which holds each
+ * append's first event (ADR 0058; there is no B-tree on `id` alone, ADR 0055). Runs inside
+ * the lock, so every event is committed and that one is the last there is. Also starts a new
  * read-model generation (see GENERATION_SQL), so no append can write back rows folded from what
  * was read before this repair committed.
  */
@@ -79,7 +82,10 @@ export async function recordWatermarks(q: Queryable, projections: readonly Proje
     `INSERT INTO projection_watermarks (name, version, position, transaction_id, rebuilt_at, updated_at)
      SELECT p.name, p.version, coalesce(e.id, 0), e.transaction_id, now(), now()
        FROM unnest($1::text[], $2::int[]) AS p(name, version)
-       LEFT JOIN (SELECT id, transaction_id FROM events ORDER BY id DESC LIMIT 1) e ON true
+       LEFT JOIN (SELECT e.id, e.transaction_id
+                    FROM (SELECT session_id, sequence, batch_events FROM events WHERE batch_events > 0
+                           ORDER BY transaction_id DESC, id DESC LIMIT 1) AS h
+                    JOIN events e ON e.session_id = h.session_id AND e.sequence = h.sequence + h.batch_events - 1) e ON true
      ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, position = EXCLUDED.position,
        transaction_id = EXCLUDED.transaction_id, rebuilt_at = EXCLUDED.rebuilt_at, updated_at = EXCLUDED.updated_at`,
     [projections.map((p) => p.name), projections.map((p) => p.version)],

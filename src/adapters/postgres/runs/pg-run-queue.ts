@@ -15,7 +15,7 @@ import type { CheckpointState } from '../../../domain/run/checkpoint';
 import type { McpServerGrant } from '../../../domain/mcp-grants';
 import { UUID_PATTERN } from '../keyset-cursor';
 import { toRunRecord } from '../../../domain/projections/run-record';
-import { decodeEvent, type EventRow } from '../event-codec';
+import { decodeEvent, RUN_EVENTS_JOIN, type EventRow } from '../event-codec';
 
 /**
  * How many of the session's latest events the claim's statement returns with the run (ClaimPreload
@@ -273,7 +273,7 @@ function claimSql(onlyRun: boolean): string {
                END AS consent,
                (SELECT jsonb_build_object('version', c.version, 'state', c.state) FROM checkpoints c
                  WHERE c.run_id = r.id ORDER BY c.version DESC LIMIT 1) AS checkpoint,
-               (SELECT e.sequence FROM events e WHERE e.run_id = r.id ORDER BY e.id LIMIT 1) AS first_sequence,
+               (SELECT e.sequence FROM events e WHERE ${RUN_EVENTS_JOIN('r')} ORDER BY e.sequence LIMIT 1) AS first_sequence,
                (SELECT coalesce(jsonb_agg(jsonb_build_object('serverId', g.server_id, 'default', g.default_decision,
                                                              'tools', g.tools, 'rules', g.rules)), '[]'::jsonb)
                   FROM agent_mcp_grants g WHERE g.agent_id = r.agent_id) AS operator_grants,
@@ -291,13 +291,16 @@ function claimSql(onlyRun: boolean): string {
 const CLAIM_NEXT: PreparedSql = { name: 'agent_claim_next', text: claimSql(false) };
 const CLAIM_ONE: PreparedSql = { name: 'agent_claim_one', text: claimSql(true) };
 
-/** The trace root stored by the run's first traced `run.started`, or null. */
+/**
+ * The trace root stored by the run's first traced `run.started`, or null. Read from the run's range
+ * of its session's stream: events have no index by `id` or `run_id` to order by (ADR 0054, 0055).
+ */
 async function storedTraceRoot(client: Queryable, runId: string): Promise<TraceRef | null> {
   const res = await client.query<{ trace_id: string; span_id: string }>(
-    `SELECT payload->>'traceId' AS trace_id, payload->>'spanId' AS span_id FROM events
-      WHERE run_id = $1 AND event_type = 'run.started'
-        AND payload->>'traceId' IS NOT NULL AND payload->>'spanId' IS NOT NULL
-      ORDER BY id LIMIT 1`,
+    `SELECT e.payload->>'traceId' AS trace_id, e.payload->>'spanId' AS span_id FROM runs r JOIN events e ON ${RUN_EVENTS_JOIN('r')}
+      WHERE r.id = $1 AND e.event_type = 'run.started'
+        AND e.payload->>'traceId' IS NOT NULL AND e.payload->>'spanId' IS NOT NULL
+      ORDER BY e.sequence LIMIT 1`,
     [runId],
   );
   const r = res.rows[0];
