@@ -45,16 +45,17 @@ export class AgentCoreTurn {
   }
 
   /**
-   * `n` turns, `concurrency` at a time: each lane creates a session, submits, and waits for that run
-   * to end (its terminal commit, seen by the worker's commit observer) before its next turn.
+   * `n` turns, `concurrency` at a time: each lane creates a session with its message (one command, as
+   * the API's `POST /v1/sessions` with `message`), and waits for that run to end (its terminal commit, seen by the worker's commit observer) before its next turn.
    */
   async turns(text: string, n: number, concurrency: number): Promise<void> {
     await lanes(n, concurrency, async () => {
-      const s = await this.sessions.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
-      const r = await this.messages.execute(
-        new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text, null, { modelPolicy: 'fake:calculator_then_answer' }),
+      // The session and its first message in one append, as `POST /v1/sessions` with `message` writes
+      // them (ADR 0053, ADR 0056): one insert of the session row, already titled.
+      const s = await this.sessions.execute(
+        new CreateSessionCommand(LOCAL_PRINCIPAL, null, null, {}, { text, overrides: POLICY }),
       );
-      await this.ended.wait(r.runId);
+      await this.ended.wait(s.runId!);
     });
   }
 
@@ -63,9 +64,7 @@ export class AgentCoreTurn {
     const s = await this.sessions.execute(new CreateSessionCommand(LOCAL_PRINCIPAL));
     const runIds: string[] = [];
     for (let i = 0; i < runs; i++) {
-      const r = await this.messages.execute(
-        new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text, null, { modelPolicy: 'fake:calculator_then_answer' }),
-      );
+      const r = await this.messages.execute(new SubmitMessageCommand(LOCAL_PRINCIPAL, s.id, text, null, POLICY));
       await this.ended.wait(r.runId);
       runIds.push(r.runId);
     }
@@ -105,5 +104,8 @@ class RunEnds {
     return new Promise((resolve) => this.waiting.set(runId, resolve));
   }
 }
+
+/** The fake model's calculator turn: two model calls around one tool call. */
+const POLICY = { modelPolicy: 'fake:calculator_then_answer' };
 
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
