@@ -46,12 +46,13 @@ export class AgentCoreTurn {
 
   /**
    * `n` turns, `concurrency` at a time: each lane creates a session with its message (one command, as
-   * the API's `POST /v1/sessions` with `message`), and waits for that run to end (its terminal commit, seen by the worker's commit observer) before its next turn.
+   * the API's `POST /v1/sessions` with `message`), and waits for that run to end (its terminal commit,
+   * seen by the worker's commit observer) before its next turn.
    */
   async turns(text: string, n: number, concurrency: number): Promise<void> {
     await lanes(n, concurrency, async () => {
       // The session and its first message in one append, as `POST /v1/sessions` with `message` writes
-      // them (ADR 0053, ADR 0056): one insert of the session row, already titled.
+      // them (ADR 0053): one insert of the session row, already titled, and one commit fewer.
       const s = await this.sessions.execute(
         new CreateSessionCommand(LOCAL_PRINCIPAL, null, null, {}, { text, overrides: POLICY }),
       );
