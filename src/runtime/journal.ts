@@ -6,9 +6,8 @@ import type { RunClaim, RunRecord } from '../domain/run/run';
 import type { Clock } from '../ports/clock';
 import type { EventStore } from '../ports/event-store';
 import type { RunJournal, RunWriteResult, SessionAppend } from '../ports/run-journal';
-import type { CheckpointStore } from '../ports/run-store';
 import { usageAfterResponse } from '../domain/run/usage-after-response';
-import { CancelRequestedSince, type KnownCheckpoint, type LeaseScope } from './lease-scope';
+import { CancelRequestedSince, checkpointsOfBatch, type KnownCheckpoint, type LeaseScope } from './lease-scope';
 import { runStateOf, type RunState } from '../domain/deciders/run';
 import { decideRun } from './steps/events';
 import { withTraceId, type RunTelemetry } from './tracing';
@@ -21,7 +20,6 @@ export interface JournalDeps {
   readonly store: EventStore;
   /** Where every write of the loop goes: fenced by the claim's lease epoch. */
   readonly journal: RunJournal;
-  readonly checkpoints: CheckpointStore;
   readonly telemetry: RunTelemetry;
   readonly clock: Clock;
   readonly onCommitted?: CommitObserver;
@@ -63,7 +61,7 @@ export class LoopJournal {
   /** The step's `tools_completed` checkpoint, waiting for the next model call's start. */
   private held: { events: NewEvent[]; checkpoint: KnownCheckpoint } | null = null;
   /** A final answer's response, written ahead of the terminal events in the terminal write. */
-  private lead: { events: NewEvent[]; step: number; fromSequence: number } | null = null;
+  private lead: NewEvent[] | null = null;
   private found: RunRecord | null = null;
   /** A newer message asked the run to stop (issue 33): seen by the heartbeat, a refused write, or the run row. */
   private interrupted = false;
@@ -228,25 +226,21 @@ export class LoopJournal {
       await this.commit(events, this.nextCheckpoint(state));
       return lease.run;
     }
-    this.lead = { events: [...events], step: state.step, fromSequence: state.conversationRange.fromSequence };
+    this.lead = [...events];
     return projected();
   }
 
   /**
-   * The run's single terminal write: whatever leads it (a final answer's response), `events`, and a
-   * terminal checkpoint; `fallback` is where it stands when no response leads.
+   * The run's single terminal write: whatever leads it (a final answer's response), then `events`.
+   * No checkpoint of its own (ADR 0057): a run that ended is never resumed — no status leads out of
+   * a terminal one — and runs ended outside the loop (a cancelled queued run, a reaped one) never
+   * had one. A checkpoint still queued (a step's, named by its `run.checkpointed`) is written.
    */
-  async finish(events: readonly NewEvent[], stateAt: (step: number, fromSequence: number) => CheckpointState) {
+  async finish(events: readonly NewEvent[]): Promise<void> {
     await this.flushHeld();
-    const cp = this.lease ? this.lease.checkpoint : await this.deps.checkpoints.latest(this.claim.runId);
     const lead = this.lead;
     this.lead = null;
-    const step = lead?.step ?? cp?.state.step ?? 0;
-    const from = lead?.fromSequence ?? cp?.state.conversationRange.fromSequence ?? 0;
-    await this.append([...(lead?.events ?? []), ...events], {
-      version: (cp?.version ?? 0) + 1,
-      state: stateAt(step, from),
-    });
+    await this.append([...(lead ?? []), ...events]);
   }
 
   /** The worker hands the run back (shutdown): `run.released`. */
@@ -321,13 +315,14 @@ export class LoopJournal {
   ): Promise<RunWriteResult | null> {
     const { telemetry } = this.deps;
     const runId = this.claim.runId;
-    // Checkpoints the lease queued are saved by this write too: each gets its `checkpoint.save`.
-    const queued = (this.lease?.queuedCheckpoints ?? []).map((c) => ({
-      version: c.version,
-      phase: c.state.phase,
-      step: c.state.step,
-    }));
     const cp = checkpoint ? this.withContextRef(checkpoint) : undefined;
+    // Checkpoints the lease queued that this write saves too (not those its own or a later queued
+    // one supersedes, `checkpointsOfBatch`): each gets its `checkpoint.save`.
+    const queuedCps = (this.lease?.queuedCheckpoints ?? []).map((c) => ({ checkpoint: c }));
+    const batch = [...(this.lease?.queuedEvents ?? []), ...events];
+    const queued = checkpointsOfBatch([...queuedCps, ...(cp ? [{ checkpoint: cp }] : [])], batch)
+      .filter((q) => q.checkpoint !== cp)
+      .map(({ checkpoint: c }) => ({ version: c.version, phase: c.state.phase, step: c.state.step }));
     const write = () => this.observed(this.appendFenced(withTraceId([...events]), cp, condition, alongside));
     return telemetry.checkpointsSavedBy(runId, queued, () => {
       if (!cp) return write();

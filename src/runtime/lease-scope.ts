@@ -165,6 +165,10 @@ export class LeaseScope {
     const batch = [...taken, ...events];
     if (batch.length === 0) return Promise.resolve(null);
     const interim = this.queuedCheckpointList.splice(0);
+    const written = checkpointsOfBatch(
+      [...interim, ...(checkpoint ? [{ checkpoint, throughEvent: batch.length - 1 }] : [])],
+      batch,
+    );
     this.noteToolEvents(events);
     // Sent after the write in flight, whose result this scope has taken in by then: a `'current'`
     // condition is judged on it.
@@ -180,16 +184,13 @@ export class LeaseScope {
         // same transaction; this scope knows when none can.
         continuationMayBeStored: this.continuationMayExist,
         ...(alongside ? { alongside } : {}),
-        checkpoints: [
-          ...interim.map((q) => checkpointWrite(q.checkpoint, q.throughEvent)),
-          ...(checkpoint ? [checkpointWrite(checkpoint, batch.length - 1)] : []),
-        ],
+        checkpoints: written.map((q) => checkpointWrite(q.checkpoint, q.throughEvent)),
       });
       this.appends += 1;
       this.lastSequence = result.lastSequence;
       this.onAppended?.(result.events);
       this.current = result.run;
-      for (const cp of [...interim.map((q) => q.checkpoint), ...(checkpoint ? [checkpoint] : [])]) {
+      for (const { checkpoint: cp } of written) {
         this.latest = cp;
         if (cp.state.providerContinuation !== null) this.continuationMayExist = true;
       }
@@ -210,6 +211,25 @@ export class LeaseScope {
     ];
     this.queued = [...events, ...this.queued];
   }
+}
+
+/**
+ * The checkpoints a batch writes (ADR 0057): its last one, which supersedes every earlier one of the
+ * batch (they commit together, so none of them could ever be a run's latest), and any earlier one a
+ * `run.checkpointed` of the batch names, so that an event never names a version that does not exist.
+ * The journal's policy leaves no named one before the last, so a commit writes at most one. A version
+ * left out is never reused: the versions, and the events naming them, are those the run had before.
+ */
+export function checkpointsOfBatch<T extends { readonly checkpoint: KnownCheckpoint }>(
+  checkpoints: readonly T[],
+  batch: readonly NewEvent[],
+): T[] {
+  if (checkpoints.length <= 1) return [...checkpoints];
+  const named = new Set<number>();
+  for (const e of batch)
+    if (e.type === 'run.checkpointed') named.add((e as NewEvent<'run.checkpointed'>).data.checkpointVersion);
+  const last = checkpoints.length - 1;
+  return checkpoints.filter((q, i) => i === last || named.has(q.checkpoint.version));
 }
 
 /** A checkpoint as the run journal writes it: after the batch's event at `throughEvent`. */

@@ -96,7 +96,6 @@ export class RunLoop {
       {
         store: deps.store,
         journal: deps.journal,
-        checkpoints: deps.checkpoints,
         telemetry,
         clock: deps.clock,
         onCommitted: deps.onCommitted,

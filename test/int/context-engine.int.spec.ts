@@ -151,9 +151,15 @@ describe('Region A stays byte-stable (Anthropic, with compaction)', () => {
   });
 
   it('stores the compaction reference in the run checkpoint; a fresh engine resumes from it', async () => {
-    const compactions = events.filter((e): e is StoredEvent<'context.compacted'> => e.type === 'context.compacted');
+    // A run of the compacted session with a tool step: its step checkpoint carries the reference
+    // (the runs above answered at once, and a run's terminal write has no checkpoint: ADR 0057).
+    server.enqueue('anthropic/tool-use-thinking', 'anthropic/final-answer-cached');
+    const tooled = await t.submit('And what is 17 multiplied by 23?', {}, events[0].sessionId);
+    expect(await t.waitForTerminal(tooled.runId)).toBe('completed');
+    const all = await sessionEvents(events[0].sessionId);
+    const compactions = all.filter((e): e is StoredEvent<'context.compacted'> => e.type === 'context.compacted');
     const last = compactions.at(-1)!;
-    const cp = await t.platform.checkpoints.latest(last.runId!);
+    const cp = await t.platform.checkpoints.latest(tooled.runId);
     const ref = cp!.state.context!;
     expect(ref).toMatchObject({
       compactionId: last.data.compactionId,
@@ -174,9 +180,9 @@ describe('Region A stays byte-stable (Anthropic, with compaction)', () => {
         return store.listAfter(sessionId, sequence, principal, limit);
       },
     });
-    const run = (await t.platform.runs.get(last.runId!, null))!;
+    const run = (await t.platform.runs.get(tooled.runId, null))!;
     const built = await fresh.build({
-      ...inputs(last.runId!, run.userMessageId, { step: cp!.state.step + 1 }),
+      ...inputs(tooled.runId, run.userMessageId, { step: cp!.state.step + 1 }),
       sessionId: last.sessionId,
       model: { provider: 'anthropic', model: 'claude-sonnet-4-6', contextLimit: 7000 },
       resume: ref,

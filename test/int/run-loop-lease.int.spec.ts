@@ -81,17 +81,16 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
       ],
       ['model.response.completed', 'assistant.message.completed', 'run.completed'],
     ]);
-    // Every persistence point still has its checkpoint: after the tool-calling response, after the
-    // tool result, and the terminal one (which the final response now shares).
+    // One checkpoint per commit, the batch's last state (ADR 0057): the tool-calling response's
+    // (version 1) commits with the tool result's, which supersedes it; the terminal write has none.
+    // The versions are those the run always had, so `run.checkpointed` names one that exists.
     const cps = await t.platform.db.query<{ version: number; phase: string; step: number }>(
       `SELECT version, state->>'phase' AS phase, (state->>'step')::int AS step FROM checkpoints WHERE run_id = $1 ORDER BY version`,
       [runId],
     );
-    expect(cps.rows).toEqual([
-      { version: 1, phase: 'model_completed', step: 1 },
-      { version: 2, phase: 'tools_completed', step: 1 },
-      { version: 3, phase: 'terminal', step: 2 },
-    ]);
+    expect(cps.rows).toEqual([{ version: 2, phase: 'tools_completed', step: 1 }]);
+    const named = (await t.events(runId)).flatMap((e) => (e.type === 'run.checkpointed' ? [e.data] : []));
+    expect(named).toEqual([{ checkpointVersion: 2, step: 1 }]);
     const run = await t.platform.runs.get(runId, null);
     expect(run).toMatchObject({ status: 'completed', finalText: 'The result is 391.', modelCallCount: 2 });
     expect(run?.usage.toolCalls).toBe(1);

@@ -25,7 +25,10 @@ export interface ContextCheckpointRef {
 export interface CheckpointState {
   readonly schema: 1;
   readonly step: number;
-  /** Where the loop stands after this checkpoint. */
+  /**
+   * Where the loop stands after this checkpoint. `terminal` only in rows written before ADR 0057:
+   * a run's terminal write no longer carries a checkpoint (a terminal run is never resumed).
+   */
   readonly phase: 'model_completed' | 'tools_completed' | 'terminal';
   /** Tool calls of the model turn at `step`, with their arguments (for `model_completed`). */
   readonly pendingToolCalls: readonly ToolCallItem[];

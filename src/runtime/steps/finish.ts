@@ -5,20 +5,19 @@ import type { ToolInvocationStatus } from '../../domain/deciders/tool-invocation
 import type { NewEvent } from '../../domain/events/payloads';
 import type { RunOutcome } from '../../domain/run/outcome';
 import { decideRun } from './events';
-import { checkpointState } from './model-response';
 import type { LeaseContext } from './run-context';
 
 /**
- * The `finish` step: the run's single terminal write (the outcome's events and a terminal
- * checkpoint, fenced; a final answer's response leads it). The store clears the provider-opaque
- * continuation from the run's older checkpoints in the same write (plan §10.6).
+ * The `finish` step: the run's single terminal write (the outcome's events, fenced; a final
+ * answer's response leads it; no checkpoint, ADR 0057). The store clears the provider-opaque
+ * continuation from the run's checkpoints in the same write (plan §10.6).
  */
 export async function finish(ctx: LeaseContext, outcome: RunOutcome): Promise<void> {
   const { deps, claim } = ctx;
   // The answer is committed whole with the terminal write: previews not sent yet are moot.
   if (outcome.kind === 'completed') deps.transient.supersede(claim.sessionId, claim.runId);
   const events = (outcome.kind === 'cancelled' && (await interruptedEnding(ctx))) || outcomeEvents(ctx, outcome);
-  await ctx.journal.finish(events, (step, from) => checkpointState(step, 'terminal', from));
+  await ctx.journal.finish(events);
 }
 
 /**

@@ -185,10 +185,10 @@ describe.each([
       };
     }>('SELECT state FROM checkpoints WHERE run_id = $1 ORDER BY version', [runId]);
     expect(checkpoints.map((c) => [c.state.step, c.state.phase])).toEqual([
-      [1, 'model_completed'],
+      // The tool-calling response's checkpoint commits with the tool result's, which supersedes it,
+      // and the terminal write has none (ADR 0057): the continuation reached the follow-up request
+      // through the tools_completed checkpoint, which carries it on.
       [1, 'tools_completed'],
-      // The final response rides with the terminal write (ADR 0013): no separate model_completed.
-      [2, 'terminal'],
     ]);
     // During the loop the blocks came from the checkpoints (the follow-up request above is built from
     // the latest checkpoint's providerContinuation); once the run finished they were dropped from every

@@ -133,7 +133,7 @@ export function buildAppendStatement(sessionProjection: Projection, input: Appen
   writeCheckpoints(b, input.checkpoints, gate);
   if (input.clearsContinuationOf !== null) {
     // Only the run's earlier checkpoints: a data-modifying CTE does not see a sibling's insert, and
-    // a terminal checkpoint holds none. Gated like every part.
+    // one the batch itself writes is stored without a continuation (PgAppender). Gated like every part.
     const run = b.value(input.clearsContinuationOf);
     b.part(
       'kc',
