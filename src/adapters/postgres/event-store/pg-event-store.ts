@@ -24,7 +24,9 @@ export const RUN_EVENTS_SQL = `SELECT ${EVENT_COLUMNS_OF_E} FROM runs r
  * each append's first event only (`batch_events > 0`, the append's size): the appends are found in
  * order through it, the append the position is inside of first, and each one's events are read as
  * a range of its session's stream. Appends of one transaction follow each other and an append's ids
- * rise with its sequence, so (transaction, first id, sequence) is the global order.
+ * rise with its sequence, so (transaction, first id, sequence) is the global order. The range is a
+ * lateral subquery with a LIMIT (its exact size) so that it stays a probe of the sequence key per
+ * append: joined plainly, a small table is planned as a hash join over all of it, 2.5x slower.
  */
 export const GLOBAL_PAGE_SQL = `WITH heads AS (
     (SELECT transaction_id, id, session_id, sequence, batch_events FROM events
@@ -37,8 +39,10 @@ export const GLOBAL_PAGE_SQL = `WITH heads AS (
       ORDER BY transaction_id, id LIMIT $3))
   SELECT ${EVENT_COLUMNS_OF_E}, e.transaction_id::text AS transaction_id
     FROM heads h
-    JOIN events e ON e.session_id = h.session_id
-     AND e.sequence BETWEEN h.sequence AND h.sequence + h.batch_events - 1
+    CROSS JOIN LATERAL (
+      SELECT * FROM events e
+       WHERE e.session_id = h.session_id AND e.sequence BETWEEN h.sequence AND h.sequence + h.batch_events - 1
+       ORDER BY e.sequence LIMIT h.batch_events) AS e
    WHERE (e.transaction_id, e.id) > ($1::xid8, $2::bigint)
    ORDER BY h.transaction_id, h.id, e.sequence
    LIMIT $3`;
