@@ -206,7 +206,8 @@ function writeEvents(b: StatementBuilder, events: readonly Record<string, unknow
   const first = b.values.length + 1;
   for (const e of events) for (const [c, t] of EVENT_ROW_COLUMNS) b.value(sqlValue(e[c], t));
   const n = events.length;
-  const cols = [...EVENT_ROW_COLUMNS.map(([c]) => c), 'batch_events'].join(', ');
+  const names = [...EVENT_ROW_COLUMNS.map(([c]) => c), 'batch_events'];
+  const cols = names.join(', ');
   // `batch_events`: the append's size on its first event, 0 on the others; the global order's index
   // keeps only first events (ADR 0058). A literal: the statement's text is already one per size.
   const row = (i: number) =>
@@ -214,12 +215,10 @@ function writeEvents(b: StatementBuilder, events: readonly Record<string, unknow
   b.part(
     `e${n}`,
     () =>
-      `ev AS (INSERT INTO events (${cols}) SELECT ${cols
-        .split(', ')
-        .map((c) => `v.${c}`)
-        .join(', ')} FROM ${gate}, (VALUES ${Array.from({ length: n }, (_, i) => row(i)).join(
-        ', ',
-      )}) AS v(${cols}) ORDER BY v.sequence RETURNING id, sequence)`,
+      `ev AS (INSERT INTO events (${cols}) SELECT ${names.map((c) => `v.${c}`).join(', ')} FROM ${gate}, (VALUES ${Array.from(
+        { length: n },
+        (_, i) => row(i),
+      ).join(', ')}) AS v(${cols}) ORDER BY v.sequence RETURNING id, sequence)`,
   );
 }
 
