@@ -7,7 +7,7 @@ import type { Clock } from '../ports/clock';
 import type { EventStore } from '../ports/event-store';
 import type { RunJournal, RunWriteResult, SessionAppend } from '../ports/run-journal';
 import { usageAfterResponse } from '../domain/run/usage-after-response';
-import { CancelRequestedSince, checkpointsOfBatch, type KnownCheckpoint, type LeaseScope } from './lease-scope';
+import { CancelRequestedSince, type KnownCheckpoint, type LeaseScope } from './lease-scope';
 import { runStateOf, type RunState } from '../domain/deciders/run';
 import { decideRun } from './steps/events';
 import { withTraceId, type RunTelemetry } from './tracing';
@@ -316,13 +316,12 @@ export class LoopJournal {
     const { telemetry } = this.deps;
     const runId = this.claim.runId;
     const cp = checkpoint ? this.withContextRef(checkpoint) : undefined;
-    // Checkpoints the lease queued that this write saves too (not those its own or a later queued
-    // one supersedes, `checkpointsOfBatch`): each gets its `checkpoint.save`.
-    const queuedCps = (this.lease?.queuedCheckpoints ?? []).map((c) => ({ checkpoint: c }));
-    const batch = [...(this.lease?.queuedEvents ?? []), ...events];
-    const queued = checkpointsOfBatch([...queuedCps, ...(cp ? [{ checkpoint: cp }] : [])], batch)
-      .filter((q) => q.checkpoint !== cp)
-      .map(({ checkpoint: c }) => ({ version: c.version, phase: c.state.phase, step: c.state.step }));
+    // Checkpoints the lease queued that this write saves too: each gets its `checkpoint.save`.
+    const queued = (this.lease?.queuedCheckpointsSavedWith(events, cp) ?? []).map((c) => ({
+      version: c.version,
+      phase: c.state.phase,
+      step: c.state.step,
+    }));
     const write = () => this.observed(this.appendFenced(withTraceId([...events]), cp, condition, alongside));
     return telemetry.checkpointsSavedBy(runId, queued, () => {
       if (!cp) return write();

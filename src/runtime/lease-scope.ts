@@ -113,9 +113,14 @@ export class LeaseScope {
     return this.toolInvocationsMayExist;
   }
 
-  /** The checkpoints queued with the queued events, in version order (the next write commits them). */
-  get queuedCheckpoints(): readonly KnownCheckpoint[] {
-    return this.queuedCheckpointList.map((q) => q.checkpoint);
+  /**
+   * The queued checkpoints the next write of `events` (with `checkpoint`, if any) saves too: those
+   * its own or a later queued one does not supersede (`checkpointsOfBatch`), in version order.
+   */
+  queuedCheckpointsSavedWith(events: readonly NewEvent[], checkpoint?: KnownCheckpoint): KnownCheckpoint[] {
+    return savedOf(this.queuedCheckpointList, [...this.queued, ...events], checkpoint)
+      .map((q) => q.checkpoint)
+      .filter((c) => c !== checkpoint);
   }
 
   get hasQueued(): boolean {
@@ -165,10 +170,7 @@ export class LeaseScope {
     const batch = [...taken, ...events];
     if (batch.length === 0) return Promise.resolve(null);
     const interim = this.queuedCheckpointList.splice(0);
-    const written = checkpointsOfBatch(
-      [...interim, ...(checkpoint ? [{ checkpoint, throughEvent: batch.length - 1 }] : [])],
-      batch,
-    );
+    const written = savedOf(interim, batch, checkpoint);
     this.noteToolEvents(events);
     // Sent after the write in flight, whose result this scope has taken in by then: a `'current'`
     // condition is judged on it.
@@ -230,6 +232,18 @@ export function checkpointsOfBatch<T extends { readonly checkpoint: KnownCheckpo
     if (e.type === 'run.checkpointed') named.add((e as NewEvent<'run.checkpointed'>).data.checkpointVersion);
   const last = checkpoints.length - 1;
   return checkpoints.filter((q, i) => i === last || named.has(q.checkpoint.version));
+}
+
+/** The checkpoints a write of `batch` saves: of those queued (`interim`) and its own, which follows the batch. */
+function savedOf(
+  interim: readonly { checkpoint: KnownCheckpoint; throughEvent: number }[],
+  batch: readonly NewEvent[],
+  checkpoint: KnownCheckpoint | undefined,
+): { checkpoint: KnownCheckpoint; throughEvent: number }[] {
+  return checkpointsOfBatch(
+    [...interim, ...(checkpoint ? [{ checkpoint, throughEvent: batch.length - 1 }] : [])],
+    batch,
+  );
 }
 
 /** A checkpoint as the run journal writes it: after the batch's event at `throughEvent`. */
