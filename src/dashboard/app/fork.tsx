@@ -63,7 +63,8 @@ export function ForkButton(props: { sessionId: string; sequence: number; resend?
 /** A fork's origin and the conversation it inherits from its parent, read through the parent. */
 export function ForkOrigin(props: { session: Session }) {
   const { session } = props;
-  const [inherited, setInherited] = useState<Message[]>([]);
+  // null until the parent's messages have been read, so the count never shows a transient 0.
+  const [inherited, setInherited] = useState<Message[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const at = session.forked_at_sequence ?? null;
   useEffect(() => {
@@ -79,9 +80,9 @@ export function ForkOrigin(props: { session: Session }) {
       <summary>
         Forked from{' '}
         <Link href={`/sessions/${session.parent_session_id}`}>session {session.parent_session_id.slice(0, 8)}</Link> at
-        #{at} · {inherited.length} inherited messages
+        #{at} · {inherited === null ? 'reading the inherited messages…' : `${inherited.length} inherited messages`}
       </summary>
-      {inherited.map((m) => (
+      {(inherited ?? []).map((m) => (
         <p key={m.sequence} class={`bubble ${m.role} inherited`} data-seq={m.sequence}>
           {m.content.map((c) => c.text ?? '').join('\n')}
         </p>
