@@ -36,6 +36,7 @@ import { RunsColumnOrder1765440100000 } from './migrations/1765440100000-RunsCol
 import { CheckpointKey1765440200000 } from './migrations/1765440200000-CheckpointKey';
 import { EventKeys1765450000000 } from './migrations/1765450000000-EventKeys';
 import { GlobalBatchHeads1765450300000 } from './migrations/1765450300000-GlobalBatchHeads';
+import { MemorySourceKeys1765450400000 } from './migrations/1765450400000-MemorySourceKeys';
 import { MemoryFormations1765380000000 } from './migrations/1765380000000-MemoryFormations';
 
 /** Every migration, in order. Listed as classes (not globs) so tsc output, swc and the CLI agree. */
@@ -77,6 +78,7 @@ export const MIGRATIONS = [
   CheckpointKey1765440200000,
   EventKeys1765450000000,
   GlobalBatchHeads1765450300000,
+  MemorySourceKeys1765450400000,
 ];
 
 /**

@@ -95,7 +95,7 @@ async function write(platform: Platform, total: number, principals: number): Pro
             sensitivity: 'personal',
             trust: 'user',
             attribution: null,
-            sourceEventIds: [],
+            sourceEvents: [],
             sourceSessionId: null,
             sourceRunId: null,
             invocationId: null,

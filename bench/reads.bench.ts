@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { LOCAL_PRINCIPAL } from '../src/domain/principal';
 import { EVENT_COLUMNS } from '../src/adapters/postgres/event-codec';
 import { GLOBAL_PAGE_SQL, RUN_EVENTS_SQL } from '../src/adapters/postgres/event-store/pg-event-store';
+import { SOURCES_BY_ID_SQL, SOURCES_BY_KEY_SQL } from '../src/adapters/postgres/memory-records/memory-queries';
 import type { GlobalPosition } from '../src/ports/event-store';
 import { openBenchDatabase } from './support/bench-database';
 import { median } from './support/block-readings';
@@ -11,29 +12,40 @@ import { AgentCoreTurn } from './peers/agent-core-turn';
 
 const QUESTION = 'What is 17 multiplied by 23?';
 
-/** The memory API's provenance read (getMemory): events by id, here 3 spread over the log. */
-const EVENTS_BY_ID_SQL = `SELECT id, session_id, sequence, event_type, run_id FROM events
-  WHERE id = ANY($1::bigint[]) AND tenant_id = $2 ORDER BY id`;
-
 /**
- * The provenance read by a B-tree on `id` (the `events_pkey` before ADR 0055, recreated for the
- * block) and then by `events_id_brin` alone, on the same client, each prepared once per block.
+ * The memory API's provenance read (getMemory), 3 source events a third of the log apart, moving
+ * with i: by id through a B-tree on `id` (the `events_pkey` before ADR 0055, recreated for the block),
+ * by id through `events_id_brin` alone (ADR 0055), and by the stream keys a memory now keeps (ADR
+ * 0059), on the same client, each prepared once per block.
  */
 async function timeIdLookups(
   sql: Client,
   block: number,
   time: (read: (i: number) => Promise<unknown>) => Promise<number>,
-): Promise<{ btree: number; brin: number }> {
-  const max = Number((await sql.query<{ n: string }>('SELECT last_value AS n FROM events_id_seq')).rows[0].n);
-  // Three ids a third of the log apart, moving with i.
-  const idsOf = (i: number) => [0, 1, 2].map((k) => 1 + ((i * 7919 + Math.floor((k * max) / 3)) % max));
-  const read = (name: string) => (i: number) =>
-    sql.query({ name, text: EVENTS_BY_ID_SQL, values: [idsOf(i), LOCAL_PRINCIPAL.tenantId] });
+): Promise<{ btree: number; brin: number; keyed: number }> {
+  const events = (
+    await sql.query<{ id: string; session_id: string; sequence: string }>(
+      'SELECT id, session_id, sequence FROM events ORDER BY id',
+    )
+  ).rows;
+  const sourcesOf = (i: number) =>
+    [0, 1, 2].map((k) => events[(i * 7919 + Math.floor((k * events.length) / 3)) % events.length]);
+  const byId = (name: string) => (i: number) =>
+    sql.query({ name, text: SOURCES_BY_ID_SQL, values: [sourcesOf(i).map((e) => e.id), LOCAL_PRINCIPAL.tenantId] });
+  const byKey = (i: number) => {
+    const s = sourcesOf(i);
+    return sql.query({
+      name: `ids_keyed_${block}`,
+      text: SOURCES_BY_KEY_SQL,
+      values: [s.map((e) => e.session_id), s.map((e) => e.sequence), s.map((e) => e.id), LOCAL_PRINCIPAL.tenantId],
+    });
+  };
   await sql.query('CREATE INDEX bench_events_id_idx ON events (id)');
-  const btree = await time(read(`ids_btree_${block}`));
+  const btree = await time(byId(`ids_btree_${block}`));
   await sql.query('DROP INDEX bench_events_id_idx');
-  const brin = await time(read(`ids_brin_${block}`));
-  return { btree, brin };
+  const brin = await time(byId(`ids_brin_${block}`));
+  const keyed = await time(byKey);
+  return { btree, brin, keyed };
 }
 
 /**
@@ -45,7 +57,8 @@ async function timeIdLookups(
  * new query timed on the same client (each prepared once per block, as the store prepares its reads), then the store's `listRunEvents` (the index would otherwise
  * tempt the planner). A session's own reads
  * (`listAfter`) and the global reader are timed alongside for reference; they did not change. The
- * memory API's provenance read (events by id) is timed by a B-tree on `id` and by the BRIN (ADR 0055).
+ * memory API's provenance read is timed by id through a B-tree on `id` and through the BRIN (ADR
+ * 0055), and by the stream keys a memory keeps (ADR 0059).
  * Prints the median per-read time of each over the blocks.
  */
 export async function runReadsBench(): Promise<void> {
@@ -78,6 +91,7 @@ export async function runReadsBench(): Promise<void> {
       catchUp: [] as number[],
       idOld: [] as number[],
       idBrin: [] as number[],
+      idKeyed: [] as number[],
     };
     const time = async (n: number, read: (i: number) => Promise<unknown>) => {
       const t0 = performance.now();
@@ -115,6 +129,7 @@ export async function runReadsBench(): Promise<void> {
       const ids = await timeIdLookups(sql, b, (read) => time(reads, read));
       timings.idOld.push(ids.btree);
       timings.idBrin.push(ids.brin);
+      timings.idKeyed.push(ids.keyed);
     }
     report(bench.server, sessions, perSession, timings);
   } finally {
@@ -208,7 +223,8 @@ function report(
     | 'oldCatchUp'
     | 'catchUp'
     | 'idOld'
-    | 'idBrin',
+    | 'idBrin'
+    | 'idKeyed',
     number[]
   >,
 ): void {
@@ -228,6 +244,7 @@ function report(
       ['global catch-up from the start, per 500 events, first events of appends (ADR 0058)', us(t.catchUp)],
       ["3 events by id (a memory's provenance), by a B-tree on id (before ADR 0055)", us(t.idOld)],
       ["3 events by id (a memory's provenance), by the BRIN on id (ADR 0055)", us(t.idBrin)],
+      ["3 events by their stream keys (a memory's provenance, ADR 0059)", us(t.idKeyed)],
     ],
   );
   console.log(

@@ -49,7 +49,7 @@ interface Decided {
 const fromExtraction = (p: FormationProposal): Decided => ({
   statement: p.statement,
   subject: p.subject,
-  provenance: { trust: 'user', attribution: null, sourceEventIds: [p.sourceEventId] },
+  provenance: { trust: 'user', attribution: null, sourceEvents: [p.source] },
   confidence: EXTRACTED_CONFIDENCE,
 });
 
@@ -154,7 +154,7 @@ export class MemoryFormationTask implements HousekeepingTask {
           trust: p.provenance.trust,
           attribution: p.provenance.attribution,
           confidence: p.provenance.trust === 'user' ? p.confidence : null,
-          sourceEventIds: p.provenance.sourceEventIds,
+          sourceEvents: p.provenance.sourceEvents,
           sourceSessionId: run.sessionId,
           sourceRunId: run.runId,
           invocationId: formationInvocationId(run.runId, p.statement),

@@ -337,7 +337,7 @@ async function appendMemoryHistory(n: number, conversation: SessionHistory): Pro
         sensitivity: 'personal',
         trust,
         attribution: trust === 'external' ? 'tool:mcp.web.fetch' : null,
-        sourceEventIds: [n + 1],
+        sourceEvents: [{ id: n + 1, sessionId: conversation.sessionId, sequence: n + 1 }],
         sourceSessionId: conversation.sessionId,
         sourceRunId: conversation.runIds[0],
         invocationId: null,

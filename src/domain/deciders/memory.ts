@@ -23,6 +23,7 @@ import {
   type MemoryStatus,
   type MemoryTrust,
 } from '../memory/memory-record';
+import type { SourceEvent } from '../memory/provenance';
 import { accept, event, refuse, type Actor, type Decider, type Decision, type DecidedEvent } from './decider';
 
 /** What the decider knows of one memory: enough to dedupe, detect a conflict and check ownership. */
@@ -68,7 +69,8 @@ export interface MemoryCandidate {
   readonly trust: MemoryTrust;
   readonly attribution: string | null;
   readonly confidence?: number | null;
-  readonly sourceEventIds: readonly number[];
+  /** The session events it came from, by id and by their key in their session's stream. */
+  readonly sourceEvents: readonly SourceEvent[];
   readonly sourceSessionId: string | null;
   readonly sourceRunId: string | null;
   readonly invocationId: string | null;
@@ -133,6 +135,9 @@ export interface RecordRetrieval {
 export type MemoryCommand = RecordMemory | EditMemory | DeleteMemory | ExpireMemory | RecordRetrieval;
 
 type Recorded = EventPayloads['memory.recorded'];
+
+/** A source as the event records it: exactly its id and stream key, whatever else the caller's object holds. */
+const sourceEventData = (s: SourceEvent): SourceEvent => ({ id: s.id, sessionId: s.sessionId, sequence: s.sequence });
 
 const isLive = (m: MemoryView): boolean => LIVE_STATUSES.includes(m.status);
 const TRUST_RANK: Readonly<Record<MemoryTrust, number>> = { external: 0, inferred: 1, user: 2 };
@@ -235,7 +240,8 @@ function decideRecord(cmd: RecordMemory, state: MemoryState): Decision {
     agentId,
     subject: v.subject,
     statement: v.statement,
-    sourceEventIds: [...c.sourceEventIds],
+    sourceEventIds: c.sourceEvents.map((s) => s.id),
+    sourceEvents: c.sourceEvents.map(sourceEventData),
     sourceSessionId: c.sourceSessionId,
     sourceRunId: c.sourceRunId,
     invocationId: c.invocationId,
@@ -259,7 +265,8 @@ function reinforce(cmd: RecordMemory, m: MemoryView, confidence: number): NewEve
   const data: EventPayloads['memory.updated'] = {
     memoryId: m.id,
     change: 'reinforced',
-    addedSourceEventIds: [...c.sourceEventIds],
+    addedSourceEventIds: c.sourceEvents.map((s) => s.id),
+    addedSourceEvents: c.sourceEvents.map(sourceEventData),
     invocationId: c.invocationId,
   };
   if (trusted) data.confidence = roundConfidence(Math.max(m.confidence, confidence) + 0.05);

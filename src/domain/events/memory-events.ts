@@ -9,6 +9,13 @@ import { arr, int, nullable, num, obj, oneOfStr, str, uuid, type JsonSchema } fr
  * `subject` and `statement` are null only after the memory was deleted: the deletion erases the text
  * from every event that carried it, and the `memory.deleted` event itself names only the id.
  */
+/** A memory's source event: its global id and its key in its session's stream. */
+export interface SourceEventPayload {
+  id: number;
+  sessionId: string;
+  sequence: number;
+}
+
 export interface MemoryEventPayloads {
   'memory.recorded': {
     memoryId: string;
@@ -20,6 +27,11 @@ export interface MemoryEventPayloads {
     statement: string | null;
     /** The session events the statement came from (provenance), by global event id. */
     sourceEventIds: number[];
+    /**
+     * v2: the same events with their key in their session's stream, by which the memory API reads
+     * them (ADR 0059). Empty when read from v1, which recorded ids only.
+     */
+    sourceEvents: SourceEventPayload[];
     sourceSessionId: string | null;
     sourceRunId: string | null;
     /** The tool invocation that proposed it (a retried call recognizes its own write); null for other writers. */
@@ -53,6 +65,8 @@ export interface MemoryEventPayloads {
     status?: Extract<MemoryStatus, 'active' | 'tentative' | 'conflicting'>;
     expiresAt?: string | null;
     addedSourceEventIds?: number[];
+    /** v2: `addedSourceEventIds` with their stream keys (ADR 0059); absent from v1. */
+    addedSourceEvents?: SourceEventPayload[];
     conflictsWith?: string[];
     question?: string | null;
     invocationId?: string | null;
@@ -90,6 +104,7 @@ const liveStatuses = oneOfStr(['active', 'tentative', 'conflicting']);
 const confidence: JsonSchema = { type: 'number', minimum: 0, maximum: 1 };
 const text = (max: number) => str({ minLength: 1, maxLength: max });
 const eventIds = arr(int({ minimum: 1 }));
+const sourceEvents = arr(obj({ id: int({ minimum: 1 }), sessionId: uuid(), sequence: int({ minimum: 1 }) }));
 
 /** Optional fields of `memory.updated`: present when they changed. */
 const updatedProps: Record<string, JsonSchema> = {
@@ -103,6 +118,7 @@ const updatedProps: Record<string, JsonSchema> = {
   status: liveStatuses,
   expiresAt: nullable(str()),
   addedSourceEventIds: eventIds,
+  addedSourceEvents: sourceEvents,
   conflictsWith: arr(uuid()),
   question: nullable(str()),
   invocationId: nullable(uuid()),
@@ -110,7 +126,8 @@ const updatedProps: Record<string, JsonSchema> = {
 
 export const MEMORY_EVENT_CATALOG = {
   'memory.recorded': {
-    currentVersion: 1,
+    // v2: `sourceEvents`, the sources with their stream keys (ADR 0059); v1 upcasts to [].
+    currentVersion: 2,
     schema: obj({
       memoryId: uuid(),
       ownerPrincipalId: str({ minLength: 1 }),
@@ -119,6 +136,7 @@ export const MEMORY_EVENT_CATALOG = {
       subject: nullable(text(200)),
       statement: nullable(text(2000)),
       sourceEventIds: eventIds,
+      sourceEvents,
       sourceSessionId: nullable(uuid()),
       sourceRunId: nullable(uuid()),
       invocationId: nullable(uuid()),
@@ -134,7 +152,8 @@ export const MEMORY_EVENT_CATALOG = {
     }),
   },
   'memory.updated': {
-    currentVersion: 1,
+    // v2: the optional `addedSourceEvents` (ADR 0059); a v1 payload is a valid v2 one without it.
+    currentVersion: 2,
     schema: { type: 'object', properties: updatedProps, required: ['memoryId', 'change'], additionalProperties: false },
   },
   'memory.superseded': { currentVersion: 1, schema: obj({ memoryId: uuid(), supersededBy: uuid() }) },

@@ -36,6 +36,10 @@ export type Upcaster = (payload: Record<string, unknown>) => Record<string, unkn
  *   on a fallback, so it is null.
  * - agent.mcp_grant.replaced v1 → v2 adds `rules` (per-tool argument rules, issue 34) to `grant` and
  *   to a non-null `previous`; no grant had rules before, so they are `{}`.
+ * - memory.recorded v1 → v2 adds `sourceEvents` (each source's id with its session and sequence, ADR
+ *   0059); v1 recorded ids only and the key cannot be known without the log, so it is [] and the
+ *   memory API finds those sources by id. memory.updated v1 → v2 adds the optional
+ *   `addedSourceEvents`; a v1 payload is unchanged.
  */
 /** The scopes every run queued before ADR 0032 executed with (the local principal's set at the time). */
 export const RUN_QUEUED_V1_SCOPES: readonly string[] = Object.freeze([
@@ -77,6 +81,9 @@ export const UPCASTERS: Readonly<Record<string, Upcaster>> = {
   }),
   'schedule.occurrence.failed@1': (p) => ({ ...p, principalId: null }),
   'approval.resolved@1': (p) => ({ ...p, edit: null }),
+  'memory.recorded@1': (p) => ({ ...p, sourceEvents: [] }),
+  // v2 only adds the optional `addedSourceEvents`; v1 recorded ids alone.
+  'memory.updated@1': (p) => p,
 };
 
 function withNoRules(grant: unknown): Record<string, unknown> {

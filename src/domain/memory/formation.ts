@@ -1,6 +1,6 @@
 import { stableUuidOf } from '../stable-id';
 import { statementKey } from './memory-record';
-import type { SeenText } from './provenance';
+import type { SeenText, SourceEvent } from './provenance';
 
 /**
  * End-of-run memory formation (MEMORY_FORMATION, ADR 0043): which durable facts a run's user
@@ -13,7 +13,7 @@ export interface FormationProposal {
   readonly statement: string;
   /** What it is about; null: the decider derives it from the statement. */
   readonly subject: string | null;
-  readonly sourceEventId: number;
+  readonly source: SourceEvent;
 }
 
 /** Confidence of an extracted fact: the user's words, but nobody asked to remember them. */
@@ -111,7 +111,7 @@ export function extractFacts(
       const key = statementKey(fact.statement);
       if (seen.has(key)) continue;
       seen.add(key);
-      out.push({ ...fact, sourceEventId: msg.eventId });
+      out.push({ ...fact, source: msg.event });
       if (out.length >= MAX_PROPOSALS_PER_RUN) return out;
     }
   return out;

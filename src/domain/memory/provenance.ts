@@ -1,8 +1,18 @@
 import type { MemoryTrust } from './memory-record';
 
+/**
+ * An event a memory came from: its global id (what the API shows) and its key in its session's
+ * stream, by which it is read back (the events' primary key; ids have no B-tree of their own, ADR 0059).
+ */
+export interface SourceEvent {
+  readonly id: number;
+  readonly sessionId: string;
+  readonly sequence: number;
+}
+
 /** A text the run has seen, with the event it came in. */
 export interface SeenText {
-  readonly eventId: number;
+  readonly event: SourceEvent;
   readonly text: string;
 }
 
@@ -14,7 +24,7 @@ export interface UntrustedText extends SeenText {
 export interface Provenance {
   readonly trust: MemoryTrust;
   readonly attribution: string | null;
-  readonly sourceEventIds: number[];
+  readonly sourceEvents: SourceEvent[];
 }
 
 /** The share of a statement's words a source must hold to count as where it came from. */
@@ -58,15 +68,21 @@ export function provenanceOf(
     }, null);
   const u = best(user);
   const t = best(untrusted);
-  const userIds = u ? [u.x.eventId] : [];
+  const userSources = u ? [u.x.event] : [];
   if (t && t.s >= GROUNDED_SHARE && (!u || t.s >= u.s))
-    return { trust: 'external', attribution: `tool:${t.x.tool}`, sourceEventIds: [t.x.eventId] };
-  if (u && u.s >= GROUNDED_SHARE) return { trust: 'user', attribution: null, sourceEventIds: userIds };
+    return { trust: 'external', attribution: `tool:${t.x.tool}`, sourceEvents: [t.x.event] };
+  if (u && u.s >= GROUNDED_SHARE) return { trust: 'user', attribution: null, sourceEvents: userSources };
   if (t)
     return {
       trust: 'external',
       attribution: `tool:${t.x.tool}`,
-      sourceEventIds: [...new Set([...userIds, t.x.eventId])].sort((a, b) => a - b),
+      sourceEvents: distinctSources([...userSources, t.x.event]),
     };
-  return { trust: 'inferred', attribution: null, sourceEventIds: userIds };
+  return { trust: 'inferred', attribution: null, sourceEvents: userSources };
+}
+
+/** Sources once each, in id order (the order the API lists them in). */
+export function distinctSources(sources: readonly SourceEvent[]): SourceEvent[] {
+  const byId = new Map(sources.map((s) => [s.id, s]));
+  return [...byId.values()].sort((a, b) => a.id - b.id);
 }

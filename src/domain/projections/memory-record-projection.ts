@@ -1,3 +1,4 @@
+import type { SourceEventPayload } from '../events/memory-events';
 import type { EventPayloads, StoredEvent } from '../events/payloads';
 import { statementKey, subjectKey } from '../memory/memory-record';
 import type { Projection, Row } from './projection';
@@ -14,6 +15,18 @@ const MEMORY_EVENTS: ReadonlySet<string> = new Set([
 function memoryIdOf(e: StoredEvent): string | null {
   if (!MEMORY_EVENTS.has(e.type)) return null;
   return (e.data as { memoryId: string }).memoryId;
+}
+
+/** A source's stream key as the row keeps it, `[id, session, sequence]` (ADR 0059). */
+type SourceKey = [number, string, number];
+const sourceKey = (s: SourceEventPayload): SourceKey => [s.id, s.sessionId, s.sequence];
+
+/** The record's known source keys with `added`, once each, in id order. */
+function withSourceKeys(known: unknown, added: readonly SourceEventPayload[]): SourceKey[] {
+  const byId = new Map<number, SourceKey>();
+  for (const k of (known as SourceKey[] | null) ?? []) byId.set(Number(k[0]), [Number(k[0]), k[1], Number(k[2])]);
+  for (const s of added) byId.set(s.id, sourceKey(s));
+  return [...byId.values()].sort((a, b) => a[0] - b[0]);
 }
 
 function recorded(e: StoredEvent<'memory.recorded'>): Row {
@@ -35,6 +48,7 @@ function recorded(e: StoredEvent<'memory.recorded'>): Row {
     trust: d.trust,
     attribution: d.attribution,
     source_event_ids: [...d.sourceEventIds],
+    source_events: withSourceKeys([], d.sourceEvents),
     source_session_id: d.sourceSessionId,
     source_run_id: d.sourceRunId,
     last_invocation_id: d.invocationId,
@@ -76,6 +90,7 @@ function updated(row: Row, e: StoredEvent<'memory.updated'>): Row {
     for (const id of d.addedSourceEventIds) sources.add(id);
     next.source_event_ids = [...sources].sort((a, b) => a - b);
   }
+  if (d.addedSourceEvents !== undefined) next.source_events = withSourceKeys(row.source_events, d.addedSourceEvents);
   if (d.change === 'reinforced') next.reinforcements = Number(row.reinforcements) + 1;
   // A user's edit or confirmation settles the question.
   if (d.change === 'edited') {
@@ -117,7 +132,8 @@ function ended(row: Row, e: StoredEvent): Row {
 export const memoryRecordProjection: Projection = {
   name: 'memory_records',
   table: 'memory_records',
-  version: 1,
+  // v2: `source_events` (ADR 0059).
+  version: 2,
   keyColumn: 'id',
   columns: [
     'id',
@@ -136,6 +152,7 @@ export const memoryRecordProjection: Projection = {
     'trust',
     'attribution',
     'source_event_ids',
+    'source_events',
     'source_session_id',
     'source_run_id',
     'last_invocation_id',

@@ -4,7 +4,7 @@ import { memoryDecider } from '../../domain/deciders/memory';
 import { AgentError } from '../../domain/errors';
 import type { NewEvent, StoredEvent } from '../../domain/events/payloads';
 import { MEMORY_SENSITIVITIES, statementKey, subjectKey } from '../../domain/memory/memory-record';
-import { provenanceOf, type SeenText, type UntrustedText } from '../../domain/memory/provenance';
+import { provenanceOf, type SeenText, type SourceEvent, type UntrustedText } from '../../domain/memory/provenance';
 import { isBlocked, memoryLine } from '../../domain/memory/render';
 import type { Principal } from '../../domain/principal';
 import type { ToolResult, ToolSpec } from '../../domain/tools/tool-spec';
@@ -66,17 +66,19 @@ const REMEMBER_SPEC: ToolSpec = {
   requiredScopes: ['memory.write'],
 };
 
+const sourceOf = (e: StoredEvent): SourceEvent => ({ id: e.id, sessionId: e.sessionId, sequence: e.sequence });
+
 /** What the run has seen: its user message(s) and the untrusted tool results before this call. */
 export function seenBy(events: readonly StoredEvent[]): { user: SeenText[]; untrusted: UntrustedText[] } {
   const tools = new Map<string, string>();
   const user: SeenText[] = [];
   const untrusted: UntrustedText[] = [];
   for (const e of events) {
-    if (e.type === 'user.message.created') user.push({ eventId: e.id, text: textOf(e.data.content) });
+    if (e.type === 'user.message.created') user.push({ event: sourceOf(e), text: textOf(e.data.content) });
     if (e.type === 'tool.call.proposed') tools.set(e.data.invocationId, e.data.toolName);
     if (e.type === 'tool.call.completed' && e.data.trust === 'external_untrusted')
       untrusted.push({
-        eventId: e.id,
+        event: sourceOf(e),
         tool: tools.get(e.data.invocationId) ?? 'unknown',
         text: JSON.stringify(e.data.result),
       });
@@ -125,7 +127,7 @@ export function createRememberTool(d: MemoryToolDeps): ExtendedTool {
             sensitivity: typeof args.sensitivity === 'string' ? args.sensitivity : 'personal',
             trust: p.trust,
             attribution: p.attribution,
-            sourceEventIds: p.sourceEventIds,
+            sourceEvents: p.sourceEvents,
             sourceSessionId: ctx.sessionId,
             sourceRunId: ctx.runId,
             invocationId: ctx.invocationId,

@@ -23,6 +23,8 @@ const as = (who: string) => ({ authorization: `Bearer ${tokens[who]}` });
 
 let sessionId: string;
 let messageEventId: number;
+/** The user message's key in its session's stream, which the memory keeps (ADR 0059). */
+let messageSource: { id: number; sessionId: string; sequence: number };
 let blue: string;
 
 beforeAll(async () => {
@@ -42,14 +44,14 @@ beforeAll(async () => {
     body: { content: [{ type: 'text', text: 'Remember that my team is called Blue Falcon' }] },
     headers: as('a'),
   });
-  messageEventId = Number(
-    (
-      await h.t.platform.db.query<{ id: string }>(
-        `SELECT id FROM events WHERE session_id = $1 AND event_type = 'user.message.created'`,
-        [sessionId],
-      )
-    ).rows[0].id,
-  );
+  const message = (
+    await h.t.platform.db.query<{ id: string; sequence: string }>(
+      `SELECT id, sequence FROM events WHERE session_id = $1 AND event_type = 'user.message.created'`,
+      [sessionId],
+    )
+  ).rows[0];
+  messageEventId = Number(message.id);
+  messageSource = { id: messageEventId, sessionId, sequence: Number(message.sequence) };
   const r = await h.t.platform.memories.remember({
     principal: alice,
     actor: { actorType: 'worker' },
@@ -60,7 +62,7 @@ beforeAll(async () => {
       sensitivity: 'personal',
       trust: 'user',
       attribution: null,
-      sourceEventIds: [messageEventId],
+      sourceEvents: [messageSource],
       sourceSessionId: sessionId,
       sourceRunId: null,
       invocationId: null,
@@ -140,6 +142,27 @@ describe('GET /v1/memories', () => {
       },
     ]);
     expect(r.body.used_by).toEqual([]);
+  });
+
+  it('keeps each source’s stream key and still finds sources recorded with ids alone (ADR 0059)', async () => {
+    const row = await h.t.platform.db.query<{ source_events: unknown }>(
+      'SELECT source_events FROM memory_records WHERE id = $1',
+      [blue],
+    );
+    expect(row.rows[0].source_events).toEqual([[messageEventId, sessionId, messageSource.sequence]]);
+    const keyed = (await call(h.base, 'GET', `/v1/memories/${blue}`, { headers: as('a') })).body.source_events;
+    // A memory recorded before ADR 0059 has no keys (its v1 event upcasts to none): read by id instead.
+    await h.t.platform.db.query(`UPDATE memory_records SET source_events = '[]' WHERE id = $1`, [blue]);
+    try {
+      const byId = (await call(h.base, 'GET', `/v1/memories/${blue}`, { headers: as('a') })).body.source_events;
+      expect(byId).toEqual(keyed);
+      expect(byId).toHaveLength(1);
+    } finally {
+      await h.t.platform.db.query(`UPDATE memory_records SET source_events = $2::jsonb WHERE id = $1`, [
+        blue,
+        JSON.stringify(row.rows[0].source_events),
+      ]);
+    }
   });
 
   it('needs memory.read, and memory.write to change anything', async () => {
@@ -228,7 +251,7 @@ describe('a contradicting statement, then DELETE /v1/memories/{id}', () => {
         sensitivity: 'personal',
         trust: 'user',
         attribution: null,
-        sourceEventIds: [messageEventId],
+        sourceEvents: [messageSource],
         sourceSessionId: sessionId,
         sourceRunId: null,
         invocationId: null,
@@ -323,7 +346,7 @@ describe('expiry', () => {
         sensitivity: 'personal',
         trust: 'user',
         attribution: null,
-        sourceEventIds: [messageEventId],
+        sourceEvents: [messageSource],
         sourceSessionId: sessionId,
         sourceRunId: null,
         invocationId: null,

@@ -83,7 +83,7 @@ beforeAll(async () => {
         sensitivity: 'personal',
         trust: 'user',
         attribution: null,
-        sourceEventIds: [],
+        sourceEvents: [],
         sourceSessionId: null,
         sourceRunId: null,
         invocationId: null,

@@ -107,6 +107,12 @@ describe('remembering across sessions', () => {
     const message = (await runEvents(run.id)).find((e) => e.event_type === 'user.message.created')!;
     expect(m.source_event_ids).toEqual([Number(message.id)]);
     expect(m.source_session_id).toBe(session1);
+    // The record keeps the message's key in its session's stream, by which the API reads it (ADR 0059).
+    const keys = await h.t.platform.db.query<{ source_events: unknown; sequence: string }>(
+      `SELECT m.source_events, e.sequence FROM memory_records m, events e WHERE m.id = $1 AND e.session_id = $2 AND e.id = $3`,
+      [blue, session1, message.id],
+    );
+    expect(keys.rows[0].source_events).toEqual([[Number(message.id), session1, Number(keys.rows[0].sequence)]]);
   });
 
   it('answers in session 2 from the snapshot, and the run’s memory.retrieved names the memory', async () => {

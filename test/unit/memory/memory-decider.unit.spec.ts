@@ -17,6 +17,9 @@ const POLICY = { allowSensitive: false, allowTenantScope: false };
 let n = 0;
 const id = () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`;
 
+/** A source event of the conversation's session, its sequence derived from its id for the test. */
+const source = (id: number) => ({ id, sessionId: '00000000-0000-4000-8000-00000000aaaa', sequence: id - 4 });
+
 function candidate(statement: string, over: Partial<MemoryCandidate> = {}): MemoryCandidate {
   return {
     statement,
@@ -25,7 +28,7 @@ function candidate(statement: string, over: Partial<MemoryCandidate> = {}): Memo
     sensitivity: 'personal',
     trust: 'user',
     attribution: null,
-    sourceEventIds: [7],
+    sourceEvents: [source(7)],
     sourceSessionId: '00000000-0000-4000-8000-00000000aaaa',
     sourceRunId: '00000000-0000-4000-8000-00000000bbbb',
     invocationId: null,
@@ -74,6 +77,7 @@ describe('the memory decider', () => {
         subject: 'team',
         statement: 'my team is called Blue Falcon',
         sourceEventIds: [7],
+        sourceEvents: [source(7)],
         confidence: 0.9,
         trust: 'user',
         status: 'active',
@@ -86,7 +90,7 @@ describe('the memory decider', () => {
   it('reinforces the same subject and statement instead of copying it', () => {
     const first = record('my time zone is Europe/Paris');
     const { state } = after(first);
-    const d = memoryDecider.decide(record('My time zone is Europe/Paris.', { sourceEventIds: [9] }), state);
+    const d = memoryDecider.decide(record('My time zone is Europe/Paris.', { sourceEvents: [source(9)] }), state);
     expect(d).toEqual({
       kind: 'events',
       events: [
@@ -97,6 +101,7 @@ describe('the memory decider', () => {
             memoryId: first.memoryId,
             change: 'reinforced',
             addedSourceEventIds: [9],
+            addedSourceEvents: [source(9)],
             invocationId: null,
             confidence: 0.95,
           },

@@ -1,6 +1,9 @@
 import { extractFacts, factOf, formationInvocationId, sentencesOf } from '../../../src/domain/memory/formation';
 import { parseProposals } from '../../../src/runtime/memory-formation-model';
 
+/** A user message event of one session, by id. */
+const at = (id: number) => ({ id, sessionId: '00000000-0000-4000-8000-00000000aaaa', sequence: id });
+
 describe('extractive formation (ADR 0043)', () => {
   it.each([
     ['My time zone is Europe/Paris', { statement: 'My time zone is Europe/Paris', subject: null }],
@@ -34,12 +37,12 @@ describe('extractive formation (ADR 0043)', () => {
   it('keeps the first mention, skips what memory.remember wrote, cites the message', () => {
     const out = extractFacts(
       [
-        { eventId: 7, text: 'My name is Ana. I like tea.' },
-        { eventId: 9, text: 'my name is Ana' },
+        { event: at(7), text: 'My name is Ana. I like tea.' },
+        { event: at(9), text: 'my name is Ana' },
       ],
       new Set(['i like tea']),
     );
-    expect(out).toEqual([{ statement: 'My name is Ana', subject: null, sourceEventId: 7 }]);
+    expect(out).toEqual([{ statement: 'My name is Ana', subject: null, source: at(7) }]);
   });
 
   it('derives the same invocation id for the same run and statement, another for another run', () => {

@@ -96,6 +96,60 @@ export async function listMemories(
 const rowTime = (r: Record<string, unknown>): string =>
   typeof r.updated_at_text === 'string' ? r.updated_at_text : isoOf(r.updated_at);
 
+/** A source's key in its session's stream as `memory_records.source_events` keeps it: `[id, session, sequence]`. */
+type SourceKey = readonly [number, string, number];
+
+function sourceKeysOf(v: unknown): SourceKey[] {
+  return ((v as unknown[][] | null) ?? []).map((k) => [Number(k[0]), String(k[1]), Number(k[2])] as const);
+}
+
+/** Source events by their stream keys: one probe of the events' primary key each (ADR 0059). */
+export const SOURCES_BY_KEY_SQL = `SELECT e.id, e.session_id, e.sequence, e.event_type, e.run_id
+  FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS k(session_id, sequence, id)
+  JOIN events e ON e.session_id = k.session_id AND e.sequence = k.sequence AND e.id = k.id
+  WHERE e.tenant_id = $4`;
+
+/** Source events by id alone: a bitmap scan of `events_id_brin`, reading every range summary (ADR 0055). */
+export const SOURCES_BY_ID_SQL = `SELECT id, session_id, sequence, event_type, run_id FROM events
+  WHERE id = ANY($1::bigint[]) AND tenant_id = $2`;
+
+interface SourceRow {
+  id: string;
+  session_id: string;
+  sequence: string;
+  event_type: string;
+  run_id: string | null;
+}
+
+/**
+ * A memory's source events, in id order (ADR 0059): those whose stream key the record keeps by that
+ * key; the rest (sources recorded before the keys were) by id alone.
+ */
+async function readSources(
+  q: Queryable,
+  principal: Principal,
+  ids: readonly number[],
+  keys: readonly SourceKey[],
+): Promise<SourceRow[]> {
+  const keyed = keys.filter((k) => ids.includes(k[0]));
+  const unkeyed = ids.filter((id) => !keyed.some((k) => k[0] === id));
+  const rows: SourceRow[] = [];
+  if (keyed.length > 0) {
+    const r = await q.query<SourceRow>(SOURCES_BY_KEY_SQL, [
+      keyed.map((k) => k[1]),
+      keyed.map((k) => k[2]),
+      keyed.map((k) => k[0]),
+      principal.tenantId,
+    ]);
+    rows.push(...r.rows);
+  }
+  if (unkeyed.length > 0) {
+    const r = await q.query<SourceRow>(SOURCES_BY_ID_SQL, [unkeyed, principal.tenantId]);
+    rows.push(...r.rows);
+  }
+  return rows.sort((a, b) => Number(a.id) - Number(b.id));
+}
+
 export async function getMemory(q: Queryable, principal: Principal, memoryId: string): Promise<MemoryDetail | null> {
   const row = (
     await q.query(`SELECT m.* FROM memory_records m WHERE ${VISIBLE} AND m.id = $3 AND m.status <> 'deleted'`, [
@@ -106,16 +160,7 @@ export async function getMemory(q: Queryable, principal: Principal, memoryId: st
   ).rows[0];
   if (!row) return null;
   const record = recordOf(row);
-  // By id alone: a bitmap scan of `events_id_brin`, rechecking the ranges of 16 pages that hold them (ADR 0055).
-  const sources = record.sourceEventIds.length
-    ? (
-        await q.query<{ id: string; session_id: string; sequence: string; event_type: string; run_id: string | null }>(
-          `SELECT id, session_id, sequence, event_type, run_id FROM events
-            WHERE id = ANY($1::bigint[]) AND tenant_id = $2 ORDER BY id`,
-          [record.sourceEventIds, principal.tenantId],
-        )
-      ).rows
-    : [];
+  const sources = await readSources(q, principal, record.sourceEventIds, sourceKeysOf(row.source_events));
   const uses = (
     await q.query<{
       id: string;
