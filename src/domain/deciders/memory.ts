@@ -1,4 +1,5 @@
 import { AuthorizationError, NotFoundError, ValidationError } from '../errors';
+import type { SourceEventPayload } from '../events/memory-events';
 import type { EventPayloads, NewEvent } from '../events/payloads';
 import {
   CONFLICT_MARGIN,
@@ -137,7 +138,11 @@ export type MemoryCommand = RecordMemory | EditMemory | DeleteMemory | ExpireMem
 type Recorded = EventPayloads['memory.recorded'];
 
 /** A source as the event records it: exactly its id and stream key, whatever else the caller's object holds. */
-const sourceEventData = (s: SourceEvent): SourceEvent => ({ id: s.id, sessionId: s.sessionId, sequence: s.sequence });
+const sourceEventData = (s: SourceEvent): SourceEventPayload => ({
+  id: s.id,
+  sessionId: s.sessionId,
+  sequence: s.sequence,
+});
 
 const isLive = (m: MemoryView): boolean => LIVE_STATUSES.includes(m.status);
 const TRUST_RANK: Readonly<Record<MemoryTrust, number>> = { external: 0, inferred: 1, user: 2 };

@@ -1,6 +1,13 @@
 import type { MemoryScope, MemorySensitivity, MemoryStatus, MemoryTrust } from '../memory/memory-record';
 import { arr, int, nullable, num, obj, oneOfStr, str, uuid, type JsonSchema } from './schema-builders';
 
+/** A memory's source event: its global id and its key in its session's stream. */
+export interface SourceEventPayload {
+  id: number;
+  sessionId: string;
+  sequence: number;
+}
+
 /**
  * Long-term memory events (issue 30, ADR 0035). `memory.recorded|updated|superseded|deleted|expired`
  * live in the owner principal's memory stream (a session of its own, see memory-stream.ts);
@@ -9,13 +16,6 @@ import { arr, int, nullable, num, obj, oneOfStr, str, uuid, type JsonSchema } fr
  * `subject` and `statement` are null only after the memory was deleted: the deletion erases the text
  * from every event that carried it, and the `memory.deleted` event itself names only the id.
  */
-/** A memory's source event: its global id and its key in its session's stream. */
-export interface SourceEventPayload {
-  id: number;
-  sessionId: string;
-  sequence: number;
-}
-
 export interface MemoryEventPayloads {
   'memory.recorded': {
     memoryId: string;

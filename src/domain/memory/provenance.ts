@@ -1,14 +1,11 @@
+import type { SourceEventPayload } from '../events/memory-events';
 import type { MemoryTrust } from './memory-record';
 
 /**
  * An event a memory came from: its global id (what the API shows) and its key in its session's
  * stream, by which it is read back (the events' primary key; ids have no B-tree of their own, ADR 0059).
  */
-export interface SourceEvent {
-  readonly id: number;
-  readonly sessionId: string;
-  readonly sequence: number;
-}
+export type SourceEvent = Readonly<SourceEventPayload>;
 
 /** A text the run has seen, with the event it came in. */
 export interface SeenText {
