@@ -2,7 +2,11 @@ import { Client } from 'pg';
 import { LOCAL_PRINCIPAL } from '../src/domain/principal';
 import { EVENT_COLUMNS } from '../src/adapters/postgres/event-codec';
 import { GLOBAL_PAGE_SQL, RUN_EVENTS_SQL } from '../src/adapters/postgres/event-store/pg-event-store';
-import { SOURCES_BY_ID_SQL, SOURCES_BY_KEY_SQL } from '../src/adapters/postgres/memory-records/memory-queries';
+import {
+  SOURCES_BY_ID_SQL,
+  SOURCES_BY_KEY_SQL,
+  sourceKeyValues,
+} from '../src/adapters/postgres/memory-records/memory-queries';
 import type { GlobalPosition } from '../src/ports/event-store';
 import { openBenchDatabase } from './support/bench-database';
 import { median } from './support/block-readings';
@@ -32,14 +36,16 @@ async function timeIdLookups(
     [0, 1, 2].map((k) => events[(i * 7919 + Math.floor((k * events.length) / 3)) % events.length]);
   const byId = (name: string) => (i: number) =>
     sql.query({ name, text: SOURCES_BY_ID_SQL, values: [sourcesOf(i).map((e) => e.id), LOCAL_PRINCIPAL.tenantId] });
-  const byKey = (i: number) => {
-    const s = sourcesOf(i);
-    return sql.query({
+  // As getMemory reads them: 3 sources, one statement of KEYS_PER_SOURCE_READ keys (the last repeated).
+  const byKey = (i: number) =>
+    sql.query({
       name: `ids_keyed_${block}`,
       text: SOURCES_BY_KEY_SQL,
-      values: [s.map((e) => e.session_id), s.map((e) => e.sequence), s.map((e) => e.id), LOCAL_PRINCIPAL.tenantId],
+      values: sourceKeyValues(
+        LOCAL_PRINCIPAL.tenantId,
+        sourcesOf(i).map((e) => [Number(e.id), e.session_id, Number(e.sequence)] as const),
+      ),
     });
-  };
   await sql.query('CREATE INDEX bench_events_id_idx ON events (id)');
   const btree = await time(byId(`ids_btree_${block}`));
   await sql.query('DROP INDEX bench_events_id_idx');

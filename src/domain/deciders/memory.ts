@@ -24,7 +24,7 @@ import {
   type MemoryStatus,
   type MemoryTrust,
 } from '../memory/memory-record';
-import type { SourceEvent } from '../memory/provenance';
+import { distinctSources, type SourceEvent } from '../memory/provenance';
 import { accept, event, refuse, type Actor, type Decider, type Decision, type DecidedEvent } from './decider';
 
 /** What the decider knows of one memory: enough to dedupe, detect a conflict and check ownership. */
@@ -137,12 +137,9 @@ export type MemoryCommand = RecordMemory | EditMemory | DeleteMemory | ExpireMem
 
 type Recorded = EventPayloads['memory.recorded'];
 
-/** A source as the event records it: exactly its id and stream key, whatever else the caller's object holds. */
-const sourceEventData = (s: SourceEvent): SourceEventPayload => ({
-  id: s.id,
-  sessionId: s.sessionId,
-  sequence: s.sequence,
-});
+/** Sources as the event records them: once each, in id order, exactly their id and stream key. */
+const sourceEventData = (sources: readonly SourceEvent[]): SourceEventPayload[] =>
+  distinctSources(sources).map((s) => ({ id: s.id, sessionId: s.sessionId, sequence: s.sequence }));
 
 const isLive = (m: MemoryView): boolean => LIVE_STATUSES.includes(m.status);
 const TRUST_RANK: Readonly<Record<MemoryTrust, number>> = { external: 0, inferred: 1, user: 2 };
@@ -238,6 +235,7 @@ function decideRecord(cmd: RecordMemory, state: MemoryState): Decision {
   const confidence = confidenceOf(c);
   const same = peers.find((m) => m.statementKey === statementKey(v.statement));
   if (same) return accept(reinforce(cmd, same, confidence));
+  const sources = sourceEventData(c.sourceEvents);
   const base: Recorded = {
     memoryId: cmd.memoryId,
     ownerPrincipalId: cmd.ownerPrincipalId,
@@ -245,8 +243,8 @@ function decideRecord(cmd: RecordMemory, state: MemoryState): Decision {
     agentId,
     subject: v.subject,
     statement: v.statement,
-    sourceEventIds: c.sourceEvents.map((s) => s.id),
-    sourceEvents: c.sourceEvents.map(sourceEventData),
+    sourceEventIds: sources.map((s) => s.id),
+    sourceEvents: sources,
     sourceSessionId: c.sourceSessionId,
     sourceRunId: c.sourceRunId,
     invocationId: c.invocationId,
@@ -267,11 +265,12 @@ function decideRecord(cmd: RecordMemory, state: MemoryState): Decision {
 function reinforce(cmd: RecordMemory, m: MemoryView, confidence: number): NewEvent {
   const c = cmd.candidate;
   const trusted = TRUST_RANK[c.trust] >= TRUST_RANK[m.trust];
+  const sources = sourceEventData(c.sourceEvents);
   const data: EventPayloads['memory.updated'] = {
     memoryId: m.id,
     change: 'reinforced',
-    addedSourceEventIds: c.sourceEvents.map((s) => s.id),
-    addedSourceEvents: c.sourceEvents.map(sourceEventData),
+    addedSourceEventIds: sources.map((s) => s.id),
+    addedSourceEvents: sources,
     invocationId: c.invocationId,
   };
   if (trusted) data.confidence = roundConfidence(Math.max(m.confidence, confidence) + 0.05);

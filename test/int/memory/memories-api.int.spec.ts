@@ -371,3 +371,40 @@ describe('expiry', () => {
     expect(m.body).toMatchObject({ status: 'expired', statement: 'my parking spot is B12', updated_by: null });
   });
 });
+
+describe('a memory with many sources (ADR 0059)', () => {
+  it('reads more sources than one keyed statement holds, each once, in id order', async () => {
+    // The tenant's events so far, from several sessions (the conversation and alice's memory stream).
+    const events = (
+      await h.t.platform.db.query<{ id: string; session_id: string; sequence: string; event_type: string }>(
+        `SELECT id, session_id, sequence, event_type FROM events WHERE tenant_id = 'tenant-a' ORDER BY id LIMIT 9`,
+      )
+    ).rows;
+    expect(events.length).toBeGreaterThan(4);
+    expect(new Set(events.map((e) => e.session_id)).size).toBeGreaterThan(1);
+    // Given out of order, as a reinforced memory's sources may be.
+    const sources = events
+      .map((e) => ({ id: Number(e.id), sessionId: e.session_id, sequence: Number(e.sequence) }))
+      .reverse();
+    const r = await h.t.platform.memories.remember({
+      principal: alice,
+      actor: { actorType: 'worker' },
+      candidate: {
+        statement: 'my desk is by the window',
+        scope: 'principal',
+        agentId: 'general',
+        sensitivity: 'personal',
+        trust: 'user',
+        attribution: null,
+        sourceEvents: sources,
+        sourceSessionId: sessionId,
+        sourceRunId: null,
+        invocationId: null,
+      },
+    });
+    const detail = await call(h.base, 'GET', `/v1/memories/${r.memory.id}`, { headers: as('a') });
+    expect(detail.body.source_events.map((e: { id: number; type: string }) => [e.id, e.type])).toEqual(
+      events.map((e) => [Number(e.id), e.event_type]),
+    );
+  });
+});

@@ -87,6 +87,13 @@ describe('the memory decider', () => {
     });
   });
 
+  it('records its sources once each, in id order, with their stream keys (ADR 0059)', () => {
+    const cmd = record('my team is called Blue Falcon', { sourceEvents: [source(9), source(7), source(9)] });
+    const d = memoryDecider.decide(cmd, memoryDecider.initialState());
+    if (d.kind !== 'events') throw new Error('refused');
+    expect(d.events[0].data).toMatchObject({ sourceEventIds: [7, 9], sourceEvents: [source(7), source(9)] });
+  });
+
   it('reinforces the same subject and statement instead of copying it', () => {
     const first = record('my time zone is Europe/Paris');
     const { state } = after(first);

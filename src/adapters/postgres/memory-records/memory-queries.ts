@@ -97,17 +97,31 @@ const rowTime = (r: Record<string, unknown>): string =>
   typeof r.updated_at_text === 'string' ? r.updated_at_text : isoOf(r.updated_at);
 
 /** A source's key in its session's stream as `memory_records.source_events` keeps it: `[id, session, sequence]`. */
-type SourceKey = readonly [number, string, number];
+export type SourceKey = readonly [number, string, number];
 
 function sourceKeysOf(v: unknown): SourceKey[] {
   return ((v as unknown[][] | null) ?? []).map((k) => [Number(k[0]), String(k[1]), Number(k[2])] as const);
 }
 
+/**
+ * Source keys read by one statement. The statement has a fixed shape, so it is prepared once per
+ * connection and planned generically: planning a join over a list of keys cost more than the read
+ * (ADR 0059). Most memories have one or two sources; a short list repeats its last key.
+ */
+export const KEYS_PER_SOURCE_READ = 4;
+
 /** Source events by their stream keys: one probe of the events' primary key each (ADR 0059). */
-export const SOURCES_BY_KEY_SQL = `SELECT e.id, e.session_id, e.sequence, e.event_type, e.run_id
-  FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS k(session_id, sequence, id)
-  JOIN events e ON e.session_id = k.session_id AND e.sequence = k.sequence AND e.id = k.id
-  WHERE e.tenant_id = $4`;
+export const SOURCES_BY_KEY_SQL = `SELECT id, session_id, sequence, event_type, run_id FROM events
+  WHERE tenant_id = $1 AND (${Array.from(
+    { length: KEYS_PER_SOURCE_READ },
+    (_, i) => `(session_id = $${3 * i + 2} AND sequence = $${3 * i + 3} AND id = $${3 * i + 4})`,
+  ).join(' OR ')})`;
+
+/** The values of one `SOURCES_BY_KEY_SQL` read: up to `KEYS_PER_SOURCE_READ` keys, the last repeated (it matches its row once). */
+export function sourceKeyValues(tenantId: string, keys: readonly SourceKey[]): unknown[] {
+  const padded = Array.from({ length: KEYS_PER_SOURCE_READ }, (_, i) => keys[Math.min(i, keys.length - 1)]);
+  return [tenantId, ...padded.flatMap(([id, sessionId, sequence]) => [sessionId, sequence, id])];
+}
 
 /** Source events by id alone: a bitmap scan of `events_id_brin`, reading every range summary (ADR 0055). */
 export const SOURCES_BY_ID_SQL = `SELECT id, session_id, sequence, event_type, run_id FROM events
@@ -134,14 +148,9 @@ async function readSources(
   const keyed = keys.filter((k) => ids.includes(k[0]));
   const unkeyed = ids.filter((id) => !keyed.some((k) => k[0] === id));
   const rows: SourceRow[] = [];
-  if (keyed.length > 0) {
-    const r = await q.query<SourceRow>(SOURCES_BY_KEY_SQL, [
-      keyed.map((k) => k[1]),
-      keyed.map((k) => k[2]),
-      keyed.map((k) => k[0]),
-      principal.tenantId,
-    ]);
-    rows.push(...r.rows);
+  for (let i = 0; i < keyed.length; i += KEYS_PER_SOURCE_READ) {
+    const values = sourceKeyValues(principal.tenantId, keyed.slice(i, i + KEYS_PER_SOURCE_READ));
+    rows.push(...(await q.query<SourceRow>({ name: 'agent_memory_sources', text: SOURCES_BY_KEY_SQL, values })).rows);
   }
   if (unkeyed.length > 0) {
     const r = await q.query<SourceRow>(SOURCES_BY_ID_SQL, [unkeyed, principal.tenantId]);
