@@ -119,6 +119,8 @@ export const SOURCES_BY_KEY_SQL = `SELECT id, session_id, sequence, event_type, 
 
 /** The values of one `SOURCES_BY_KEY_SQL` read: up to `KEYS_PER_SOURCE_READ` keys, the last repeated (it matches its row once). */
 export function sourceKeyValues(tenantId: string, keys: readonly SourceKey[]): unknown[] {
+  if (keys.length === 0 || keys.length > KEYS_PER_SOURCE_READ)
+    throw new RangeError(`a source read takes 1 to ${KEYS_PER_SOURCE_READ} keys, not ${keys.length}`);
   const padded = Array.from({ length: KEYS_PER_SOURCE_READ }, (_, i) => keys[Math.min(i, keys.length - 1)]);
   return [tenantId, ...padded.flatMap(([id, sessionId, sequence]) => [sessionId, sequence, id])];
 }
