@@ -225,8 +225,10 @@ describeWithChromium('web dashboard in headless Chromium', () => {
     await second.getByRole('button', { name: 'Deny' }).click();
     await consolePage.locator('tr[data-resolved]', { hasText: 'not today' }).waitFor();
     const last = chat.locator('article.run').nth(1);
-    await last.locator('.bubble.assistant').waitFor();
-    await expect(last.locator('.bubble.assistant').textContent()).resolves.toMatch(/not|nothing/i);
+    // The stored answer (data-seq), not the streaming bubble, which may still hold part of it.
+    const answer = last.locator('.bubble.assistant[data-seq]');
+    await answer.waitFor();
+    await expect(answer.textContent()).resolves.toMatch(/not|nothing/i);
     await last.locator('[data-type="approval.resolved"]', { hasText: 'not today' }).waitFor();
     const logged = await sessionEventCount(sessionId);
     expect(await settledDomSequences(chat, logged)).toEqual(logged);
