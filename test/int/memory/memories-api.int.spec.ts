@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { addTokenToFile } from '../../../src/composition/http';
+import type { MemoryCandidate } from '../../../src/domain/deciders/memory';
 import type { Principal } from '../../../src/domain/principal';
 import { memoryStreamIdOf } from '../../../src/domain/memory/memory-stream';
 import { createTestDb, type TestDb } from '../../support/test-db';
@@ -52,11 +53,23 @@ beforeAll(async () => {
   ).rows[0];
   messageEventId = Number(message.id);
   messageSource = { id: messageEventId, sessionId, sequence: Number(message.sequence) };
-  const r = await h.t.platform.memories.remember({
+  const r = await rememberForAlice('my team is called Blue Falcon');
+  blue = r.memory.id;
+}, 60_000);
+
+afterAll(async () => {
+  await h?.close();
+  await tdb?.drop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Alice's own words remembered by the worker, from her message in `sessionId` unless `over` says otherwise. */
+function rememberForAlice(statement: string, over: Partial<MemoryCandidate> = {}) {
+  return h.t.platform.memories.remember({
     principal: alice,
     actor: { actorType: 'worker' },
     candidate: {
-      statement: 'my team is called Blue Falcon',
+      statement,
       scope: 'principal',
       agentId: 'general',
       sensitivity: 'personal',
@@ -66,16 +79,10 @@ beforeAll(async () => {
       sourceSessionId: sessionId,
       sourceRunId: null,
       invocationId: null,
+      ...over,
     },
   });
-  blue = r.memory.id;
-}, 60_000);
-
-afterAll(async () => {
-  await h?.close();
-  await tdb?.drop();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+}
 
 async function eventCount(): Promise<number> {
   return h.eventCount();
@@ -241,22 +248,7 @@ describe('a contradicting statement, then DELETE /v1/memories/{id}', () => {
   let red: string;
 
   it('keeps both records: the older one superseded', async () => {
-    const r = await h.t.platform.memories.remember({
-      principal: alice,
-      actor: { actorType: 'worker' },
-      candidate: {
-        statement: 'my team is called Red Fox',
-        scope: 'principal',
-        agentId: 'general',
-        sensitivity: 'personal',
-        trust: 'user',
-        attribution: null,
-        sourceEvents: [messageSource],
-        sourceSessionId: sessionId,
-        sourceRunId: null,
-        invocationId: null,
-      },
-    });
+    const r = await rememberForAlice('my team is called Red Fox');
     expect(r.outcome).toBe('superseded');
     expect(r.superseded).toEqual([blue]);
     red = r.memory.id;
@@ -336,22 +328,8 @@ describe('a contradicting statement, then DELETE /v1/memories/{id}', () => {
 
 describe('expiry', () => {
   it('never recalls a memory past expires_at, and the expiry job records memory.expired', async () => {
-    const r = await h.t.platform.memories.remember({
-      principal: alice,
-      actor: { actorType: 'worker' },
-      candidate: {
-        statement: 'my parking spot is B12',
-        scope: 'principal',
-        agentId: 'general',
-        sensitivity: 'personal',
-        trust: 'user',
-        attribution: null,
-        sourceEvents: [messageSource],
-        sourceSessionId: sessionId,
-        sourceRunId: null,
-        invocationId: null,
-        expiresAt: new Date(Date.now() - 1000).toISOString(),
-      },
+    const r = await rememberForAlice('my parking spot is B12', {
+      expiresAt: new Date(Date.now() - 1000).toISOString(),
     });
     const now = new Date().toISOString();
     const found = await h.t.platform.memories.recall({
@@ -386,22 +364,7 @@ describe('a memory with many sources (ADR 0059)', () => {
     const sources = events
       .map((e) => ({ id: Number(e.id), sessionId: e.session_id, sequence: Number(e.sequence) }))
       .reverse();
-    const r = await h.t.platform.memories.remember({
-      principal: alice,
-      actor: { actorType: 'worker' },
-      candidate: {
-        statement: 'my desk is by the window',
-        scope: 'principal',
-        agentId: 'general',
-        sensitivity: 'personal',
-        trust: 'user',
-        attribution: null,
-        sourceEvents: sources,
-        sourceSessionId: sessionId,
-        sourceRunId: null,
-        invocationId: null,
-      },
-    });
+    const r = await rememberForAlice('my desk is by the window', { sourceEvents: sources });
     const detail = await call(h.base, 'GET', `/v1/memories/${r.memory.id}`, { headers: as('a') });
     expect(detail.body.source_events.map((e: { id: number; type: string }) => [e.id, e.type])).toEqual(
       events.map((e) => [Number(e.id), e.event_type]),
