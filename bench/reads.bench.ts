@@ -43,7 +43,7 @@ async function timeIdLookups(
       text: SOURCES_BY_KEY_SQL,
       values: sourceKeyValues(
         LOCAL_PRINCIPAL.tenantId,
-        sourcesOf(i).map((e) => [Number(e.id), e.session_id, Number(e.sequence)] as const),
+        sourcesOf(i).map((e) => ({ id: Number(e.id), sessionId: e.session_id, sequence: Number(e.sequence) })),
       ),
     });
   await sql.query('CREATE INDEX bench_events_id_idx ON events (id)');

@@ -1,6 +1,6 @@
-import type { SourceEventPayload } from '../events/memory-events';
 import type { EventPayloads, StoredEvent } from '../events/payloads';
 import { statementKey, subjectKey } from '../memory/memory-record';
+import { distinctSources, type SourceEvent } from '../memory/provenance';
 import type { Projection, Row } from './projection';
 
 const MEMORY_EVENTS: ReadonlySet<string> = new Set([
@@ -17,16 +17,21 @@ function memoryIdOf(e: StoredEvent): string | null {
   return (e.data as { memoryId: string }).memoryId;
 }
 
-/** A source's stream key as the row keeps it, `[id, session, sequence]` (ADR 0059). */
-type SourceKey = [number, string, number];
-const sourceKey = (s: SourceEventPayload): SourceKey => [s.id, s.sessionId, s.sequence];
+/** A source's stream key as `memory_records.source_events` keeps it: `[id, session, sequence]` (ADR 0059). */
+export type SourceKey = readonly [number, string, number];
+
+/** The row's source keys as sources (a jsonb array of triples, numbers possibly as strings). */
+export function sourcesOfKeys(keys: unknown): SourceEvent[] {
+  return ((keys as SourceKey[] | null) ?? []).map(([id, sessionId, sequence]) => ({
+    id: Number(id),
+    sessionId: String(sessionId),
+    sequence: Number(sequence),
+  }));
+}
 
 /** The record's known source keys with `added`, once each, in id order. */
-function withSourceKeys(known: unknown, added: readonly SourceEventPayload[]): SourceKey[] {
-  const byId = new Map<number, SourceKey>();
-  for (const k of (known as SourceKey[] | null) ?? []) byId.set(Number(k[0]), [Number(k[0]), k[1], Number(k[2])]);
-  for (const s of added) byId.set(s.id, sourceKey(s));
-  return [...byId.values()].sort((a, b) => a[0] - b[0]);
+function withSourceKeys(known: unknown, added: readonly SourceEvent[]): SourceKey[] {
+  return distinctSources([...sourcesOfKeys(known), ...added]).map((s) => [s.id, s.sessionId, s.sequence] as const);
 }
 
 function recorded(e: StoredEvent<'memory.recorded'>): Row {

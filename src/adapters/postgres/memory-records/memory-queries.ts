@@ -1,5 +1,7 @@
 import type { MemoryScope, MemorySensitivity, MemoryStatus, MemoryTrust } from '../../../domain/memory/memory-record';
+import type { SourceEvent } from '../../../domain/memory/provenance';
 import type { Principal } from '../../../domain/principal';
+import { sourcesOfKeys } from '../../../domain/projections/memory-record-projection';
 import type {
   MemoryDetail,
   MemoryListFilter,
@@ -96,13 +98,6 @@ export async function listMemories(
 const rowTime = (r: Record<string, unknown>): string =>
   typeof r.updated_at_text === 'string' ? r.updated_at_text : isoOf(r.updated_at);
 
-/** A source's key in its session's stream as `memory_records.source_events` keeps it: `[id, session, sequence]`. */
-export type SourceKey = readonly [number, string, number];
-
-function sourceKeysOf(v: unknown): SourceKey[] {
-  return ((v as unknown[][] | null) ?? []).map((k) => [Number(k[0]), String(k[1]), Number(k[2])] as const);
-}
-
 /**
  * Source keys read by one statement. The statement has a fixed shape, so it is prepared once per
  * connection and planned generically: planning a join over a list of keys cost more than the read
@@ -118,11 +113,11 @@ export const SOURCES_BY_KEY_SQL = `SELECT id, session_id, sequence, event_type, 
   ).join(' OR ')})`;
 
 /** The values of one `SOURCES_BY_KEY_SQL` read: up to `KEYS_PER_SOURCE_READ` keys, the last repeated (it matches its row once). */
-export function sourceKeyValues(tenantId: string, keys: readonly SourceKey[]): unknown[] {
+export function sourceKeyValues(tenantId: string, keys: readonly SourceEvent[]): unknown[] {
   if (keys.length === 0 || keys.length > KEYS_PER_SOURCE_READ)
     throw new RangeError(`a source read takes 1 to ${KEYS_PER_SOURCE_READ} keys, not ${keys.length}`);
   const padded = Array.from({ length: KEYS_PER_SOURCE_READ }, (_, i) => keys[Math.min(i, keys.length - 1)]);
-  return [tenantId, ...padded.flatMap(([id, sessionId, sequence]) => [sessionId, sequence, id])];
+  return [tenantId, ...padded.flatMap((k) => [k.sessionId, k.sequence, k.id])];
 }
 
 /** Source events by id alone: a bitmap scan of `events_id_brin`, reading every range summary (ADR 0055). */
@@ -145,10 +140,10 @@ async function readSources(
   q: Queryable,
   principal: Principal,
   ids: readonly number[],
-  keys: readonly SourceKey[],
+  keys: readonly SourceEvent[],
 ): Promise<SourceRow[]> {
-  const keyed = keys.filter((k) => ids.includes(k[0]));
-  const unkeyed = ids.filter((id) => !keyed.some((k) => k[0] === id));
+  const keyed = keys.filter((k) => ids.includes(k.id));
+  const unkeyed = ids.filter((id) => !keyed.some((k) => k.id === id));
   const rows: SourceRow[] = [];
   for (let i = 0; i < keyed.length; i += KEYS_PER_SOURCE_READ) {
     const values = sourceKeyValues(principal.tenantId, keyed.slice(i, i + KEYS_PER_SOURCE_READ));
@@ -171,7 +166,7 @@ export async function getMemory(q: Queryable, principal: Principal, memoryId: st
   ).rows[0];
   if (!row) return null;
   const record = recordOf(row);
-  const sources = await readSources(q, principal, record.sourceEventIds, sourceKeysOf(row.source_events));
+  const sources = await readSources(q, principal, record.sourceEventIds, sourcesOfKeys(row.source_events));
   const uses = (
     await q.query<{
       id: string;
