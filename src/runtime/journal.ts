@@ -243,9 +243,16 @@ export class LoopJournal {
     await this.append([...(lead ?? []), ...events]);
   }
 
-  /** The worker hands the run back (shutdown): `run.released`. */
-  async release(workerId: string, reason: string): Promise<void> {
-    await this.commit(decideRun(this.runState(), this.claim.runId, { kind: 'ReleaseRun', workerId, reason }));
+  /**
+   * The worker hands the run back (shutdown): `run.released`, conditionally (`commitUnlessCancelled`,
+   * judged on the cancel alone: the shutdown is what stops the loop). A run handed back with a cancel
+   * requested since the lease's last write would sit queued, its cancel pending, until some worker
+   * claimed it again; refused instead (`'cancelled'`), with nothing written, so the caller ends it.
+   */
+  async release(workerId: string, reason: string): Promise<'released' | 'cancelled'> {
+    await this.flushHeld();
+    const events = decideRun(this.runState(), this.claim.runId, { kind: 'ReleaseRun', workerId, reason });
+    return (await this.commitUnlessCancelled(events, null)) === null ? 'released' : 'cancelled';
   }
 
   private async flushHeld(): Promise<void> {
@@ -268,11 +275,12 @@ export class LoopJournal {
    * stop of the loop) returns `'cancelled'` (`'stopped'`) with nothing written and the lease's
    * queued events still queued; anything else (an `artifact.created`, or an event of this lease's
    * own parallel calls) and the write is tried again, conditional on the new last sequence.
-   * Returns null once committed.
+   * Returns null once committed. Without a `signal` (the write is the loop's stop itself) only a
+   * cancel refuses it.
    */
   private async commitUnlessCancelled(
     events: readonly NewEvent[],
-    signal: AbortSignal,
+    signal: AbortSignal | null,
     checkpoint?: KnownCheckpoint,
     alongside?: readonly SessionAppend[],
   ): Promise<Refusal | null> {
@@ -283,13 +291,13 @@ export class LoopJournal {
         await this.append(events, checkpoint, condition, alongside);
         return null;
       } catch (e) {
-        if (e instanceof CancelRequestedSince) return signal.aborted ? 'stopped' : 'cancelled';
+        if (e instanceof CancelRequestedSince) return signal?.aborted ? 'stopped' : 'cancelled';
         if (!(e instanceof ConcurrencyConflict) || after === null) throw e;
         const since = await this.deps.store.listAfter(this.claim.sessionId, after, this.principal!);
         if (since.length === 0) throw e;
         after = since[since.length - 1].sequence;
         condition = after;
-        if (signal.aborted) return 'stopped';
+        if (signal?.aborted) return 'stopped';
         if (since.some((ev) => ev.type === 'run.interrupt_requested' && ev.runId === this.claim.runId)) {
           this.interrupted = true;
           return 'cancelled';

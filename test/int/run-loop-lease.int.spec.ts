@@ -355,6 +355,36 @@ describe('the run loop within one lease (docs/adr/0013-run-loop-round-trips.md)'
     ]);
   });
 
+  it('ends a run cancelled, not released, when its worker shuts down before the loop saw the cancel', async () => {
+    // The eval harness's case: a parent's cancel requests its running child's, and the case's worker
+    // stops at once. The loop's own abort says "shutdown"; the log says a cancel was requested. A
+    // release would leave the run queued, with its cancel pending, until some worker claimed it.
+    const { runId } = await t.submit('go', { modelPolicy: 'fake:hanging_model' });
+    const claim = await t.platform.queue.claim('w-shutdown-cancel', 30_000, runId);
+    const stop = new AbortController();
+    const running = t.platform.createRunLoop().execute(claim!, stop.signal);
+    for (let i = 0; i < 200; i++) {
+      if ((await t.events(runId)).some((e) => e.type === 'model.request.started')) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // No worker runs here, so nothing pokes the loop's heartbeat (every 10 s) about the cancel.
+    expect((await t.commands.execute(new CancelRunCommand(LOCAL_PRINCIPAL, runId, 'test'))).outcome).toBe(
+      'cancel_requested',
+    );
+    stop.abort(new LoopStopped('shutdown'));
+    expect(await running).toBe('finished');
+    const run = await t.platform.runs.get(runId, null);
+    expect(run).toMatchObject({ status: 'cancelled', leaseOwner: null });
+    const types = (await t.events(runId)).map((e) => e.type);
+    expect(types).not.toContain('run.released');
+    // The call the shutdown aborted is recorded as failed, as at any stop, then the run ends.
+    expect(types.slice(types.indexOf('run.cancel_requested'))).toEqual([
+      'run.cancel_requested',
+      'model.request.failed',
+      'run.cancelled',
+    ]);
+  });
+
   it('does not retry a started tool with an effect after a crash when the run was cancelled meanwhile', async () => {
     const { runId } = await t.submit('Write the notes.', { modelPolicy: 'fake:untrusted_tool_output' });
     const first = await t.platform.queue.claim('w-crash-tool', 30_000, runId);
